@@ -1,0 +1,182 @@
+//! What a trial does to its scenario: the boundary where the fault engine strikes, the
+//! crash mode, the variant, and the hazards switched on at the site.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// One of the eight lifecycle points where the fault engine strikes (DESIGN.md, "The eight
+/// boundaries").
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Boundary {
+    /// The profile and the browser-session record are durable, before the first navigation.
+    AfterProfileCreated,
+    /// Signed in, before the identity probe.
+    AfterLogin,
+    /// `TARGET_VERIFIED` is durable, before the click.
+    AfterTargetVerified,
+    /// The click is dispatched, before the response is observed.
+    AfterClick,
+    /// The site accepted the effect, before `REMOTE_CONFIRMED` is durable.
+    AfterRemoteEffect,
+    /// The browser process is SIGKILLed mid-task while the worker lives.
+    BrowserCrash,
+    /// Before recovery, the profile is replaced by an older backup.
+    StaleProfileRestore,
+    /// Two workers start on the same profile at once.
+    ConcurrentProfile,
+}
+
+impl Boundary {
+    /// All eight boundaries, in lifecycle order: what `at = "all"` expands to.
+    pub const ALL: [Boundary; 8] = [
+        Boundary::AfterProfileCreated,
+        Boundary::AfterLogin,
+        Boundary::AfterTargetVerified,
+        Boundary::AfterClick,
+        Boundary::AfterRemoteEffect,
+        Boundary::BrowserCrash,
+        Boundary::StaleProfileRestore,
+        Boundary::ConcurrentProfile,
+    ];
+
+    /// The name used in `at = "..."` and in trial names.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Boundary::AfterProfileCreated => "after_profile_created",
+            Boundary::AfterLogin => "after_login",
+            Boundary::AfterTargetVerified => "after_target_verified",
+            Boundary::AfterClick => "after_click",
+            Boundary::AfterRemoteEffect => "after_remote_effect",
+            Boundary::BrowserCrash => "browser_crash",
+            Boundary::StaleProfileRestore => "stale_profile_restore",
+            Boundary::ConcurrentProfile => "concurrent_profile",
+        }
+    }
+}
+
+impl fmt::Display for Boundary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A boundary, hazard or crash-mode name that is not one of ours.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {what} `{given}`")]
+pub struct UnknownName {
+    /// What was being parsed ("boundary", "hazard", "crash mode").
+    pub what: &'static str,
+    /// The name given.
+    pub given: String,
+}
+
+impl FromStr for Boundary {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Boundary::ALL
+            .into_iter()
+            .find(|b| b.as_str() == s)
+            .ok_or_else(|| UnknownName {
+                what: "boundary",
+                given: s.to_owned(),
+            })
+    }
+}
+
+/// How a worker dies at the boundary (DESIGN.md, "Crash modes").
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum CrashMode {
+    /// Each worker is a child process in its own process group, SIGKILLed at the boundary.
+    #[default]
+    Kill,
+    /// The worker is a task in the test process, dropped at the boundary; its browser is killed.
+    Abort,
+}
+
+impl CrashMode {
+    /// The name used in `crash = "..."` and in evidence.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CrashMode::Kill => "kill",
+            CrashMode::Abort => "abort",
+        }
+    }
+}
+
+impl fmt::Display for CrashMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A negative path switched on at the site or the profile (DESIGN.md, "Hazard").
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Hazard {
+    /// The session cookie stops working: the site redirects to login.
+    ExpiredSession,
+    /// A login interstitial stands before the object.
+    LoginInterstitial,
+    /// A consent interstitial stands before the object.
+    ConsentInterstitial,
+    /// The page's markers name one tenant while its API answers for another.
+    TenantMismatch,
+    /// The session belongs to an account other than the expected one.
+    AccountSwitch,
+    /// The object changed after the page was loaded.
+    StaleTab,
+}
+
+impl Hazard {
+    /// Every hazard.
+    pub const ALL: [Hazard; 6] = [
+        Hazard::ExpiredSession,
+        Hazard::LoginInterstitial,
+        Hazard::ConsentInterstitial,
+        Hazard::TenantMismatch,
+        Hazard::AccountSwitch,
+        Hazard::StaleTab,
+    ];
+
+    /// The name used in `hazards = [...]` and in trial names.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Hazard::ExpiredSession => "expired_session",
+            Hazard::LoginInterstitial => "login_interstitial",
+            Hazard::ConsentInterstitial => "consent_interstitial",
+            Hazard::TenantMismatch => "tenant_mismatch",
+            Hazard::AccountSwitch => "account_switch",
+            Hazard::StaleTab => "stale_tab",
+        }
+    }
+}
+
+impl fmt::Display for Hazard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Hazard {
+    type Err = UnknownName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Hazard::ALL
+            .into_iter()
+            .find(|h| h.as_str() == s)
+            .ok_or_else(|| UnknownName {
+                what: "hazard",
+                given: s.to_owned(),
+            })
+    }
+}

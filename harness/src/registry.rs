@@ -1,0 +1,94 @@
+//! Scenarios registered at compile time by `#[browser_fault]`.
+//!
+//! The attribute emits one [`Scenario`] per annotated fn through `inventory`; the runner
+//! expands every registered scenario into trials. The scenario body is compiled once,
+//! whatever the number of boundaries.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use crate::plan::{Boundary, CrashMode, Hazard};
+use crate::site::SiteSpec;
+use crate::worker::{TaskResult, Worker};
+
+/// The future a scenario returns, boxed so that every scenario has one type.
+pub type ScenarioFuture<'a> = Pin<Box<dyn Future<Output = TaskResult> + Send + 'a>>;
+
+/// A scenario's entry point: the user's `async fn(&mut Worker) -> TaskResult`, boxed.
+pub type ScenarioFn = for<'a> fn(&'a mut Worker) -> ScenarioFuture<'a>;
+
+/// One `#[browser_fault]` scenario as the attribute registered it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Scenario {
+    /// The annotated fn's name: the first segment of every trial name.
+    pub name: &'static str,
+    /// `module_path!()` where the fn is defined.
+    pub module_path: &'static str,
+    /// `file!()` where the fn is defined.
+    pub file: &'static str,
+    /// `line!()` of the fn.
+    pub line: u32,
+    /// The boundaries to strike (`at = ...`), in lifecycle order, without repeats.
+    pub boundaries: &'static [Boundary],
+    /// The hazards to run the scenario under (`hazards = [...]`), one trial each.
+    pub hazards: &'static [Hazard],
+    /// How workers die (`crash = ...`).
+    pub crash_mode: CrashMode,
+    /// The trial's timeout (`timeout = "..."`).
+    pub timeout: Duration,
+    /// The account the scenario must act as (`account = "..."`); `None` takes the site's default.
+    pub account: Option<&'static str>,
+    /// Describes the site to start for each trial (`site = path`).
+    pub site: fn() -> SiteSpec,
+    /// The scenario itself.
+    pub run: ScenarioFn,
+}
+
+impl Scenario {
+    /// The default trial timeout when `timeout` is not given.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+    /// Builds a registration; used by the code `#[browser_fault]` generates.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one argument per attribute option"
+    )]
+    pub const fn new(
+        name: &'static str,
+        module_path: &'static str,
+        file: &'static str,
+        line: u32,
+        boundaries: &'static [Boundary],
+        hazards: &'static [Hazard],
+        crash_mode: CrashMode,
+        timeout: Duration,
+        account: Option<&'static str>,
+        site: fn() -> SiteSpec,
+        run: ScenarioFn,
+    ) -> Self {
+        Scenario {
+            name,
+            module_path,
+            file,
+            line,
+            boundaries,
+            hazards,
+            crash_mode,
+            timeout,
+            account,
+            site,
+            run,
+        }
+    }
+}
+
+inventory::collect!(Scenario);
+
+/// Every scenario linked into this binary, sorted by name then module.
+pub fn scenarios() -> Vec<&'static Scenario> {
+    let mut all: Vec<&'static Scenario> = inventory::iter::<Scenario>.into_iter().collect();
+    all.sort_by(|a, b| (a.name, a.module_path).cmp(&(b.name, b.module_path)));
+    all
+}
