@@ -1,0 +1,219 @@
+//! Code generation: the user's fn untouched, a boxed entry point, the registration, and the
+//! `#[test]` for ordinary libtest targets. Everything generated is named after the fn's ident
+//! and reaches its dependencies through `::browser_fault::__private`.
+
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{FnArg, ReturnType};
+
+use crate::ast::{self, ScenarioFn};
+use crate::attr::{Args, Errors};
+use crate::fallback;
+use crate::valid::{self, Plan};
+
+/// `#[browser_fault(args)] item`.
+pub(crate) fn browser_fault(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let func: ScenarioFn = match syn::parse2(item.clone()) {
+        Ok(func) => func,
+        Err(e) => {
+            // Still parse the arguments, so that their errors come in the same build.
+            let _ = Args::parse(args, &mut errors);
+            errors.push(e);
+            return with_errors(item, errors);
+        }
+    };
+    let args = Args::parse(args, &mut errors);
+    let plan = valid::check(args, &func, &mut errors);
+    match (errors.finish(), plan) {
+        (Ok(()), Some(plan)) => expand(&func, &plan, item),
+        (Err(e), _) => fallback::expand(item, e),
+        // `check` returns `None` only after recording an error; kept total without a panic.
+        (Ok(()), None) => fallback::expand(
+            item,
+            syn::Error::new(Span::call_site(), "invalid #[browser_fault] arguments"),
+        ),
+    }
+}
+
+fn with_errors(item: TokenStream, errors: Errors) -> TokenStream {
+    match errors.finish() {
+        Ok(()) => item,
+        Err(e) => fallback::expand(item, e),
+    }
+}
+
+fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
+    let ident = &func.sig.ident;
+    let name = ident.unraw().to_string();
+    let entry = format_ident!("__browser_fault_entry_{}", name);
+    // A `#[cfg]` written below `#[browser_fault]` is still on the item; the generated items
+    // must come and go with the fn.
+    let cfgs: Vec<_> = func
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
+
+    let line = Literal::u32_unsuffixed(ast::line_of(ident.span()));
+    let boundaries = plan.boundaries.iter().map(|b| {
+        let variant = Ident::new(b.variant, Span::call_site());
+        quote!(::browser_fault::__private::Boundary::#variant)
+    });
+    let hazards = plan.hazards.iter().map(|h| {
+        let variant = Ident::new(h.variant, Span::call_site());
+        quote!(::browser_fault::__private::Hazard::#variant)
+    });
+    let crash = Ident::new(plan.crash.variant, Span::call_site());
+    let timeout = match plan.timeout_ms {
+        Some(ms) => {
+            let ms = Literal::u64_unsuffixed(ms);
+            quote!(::browser_fault::__private::Duration::from_millis(#ms))
+        }
+        None => quote!(::browser_fault::__private::Scenario::DEFAULT_TIMEOUT),
+    };
+    let account = match &plan.account {
+        Some(lit) => quote!(::core::option::Option::Some(#lit)),
+        None => quote!(::core::option::Option::None),
+    };
+    // The user's path keeps its span: a fn of the wrong type is reported on it.
+    let site = match &plan.site {
+        Some(path) => path.to_token_stream(),
+        None => quote!(::browser_fault::__private::default_site),
+    };
+
+    // Spans that put type errors on the user's tokens: a parameter that is not
+    // `&mut Worker` on the parameter's type, an output that is not `TaskResult` (or a
+    // future that is not `Send`) on the return type.
+    let param_span = match func.sig.inputs.first() {
+        Some(FnArg::Typed(pat)) => pat.ty.span(),
+        _ => ident.span(),
+    };
+    let output_span = match &func.sig.output {
+        ReturnType::Type(_, ty) => ty.span(),
+        ReturnType::Default => ident.span(),
+    };
+    let worker = quote_spanned!(param_span=> worker);
+    let call = quote_spanned!(output_span=> ::browser_fault::__private::Box::pin(#ident(#worker)));
+
+    quote! {
+        #item
+
+        #(#cfgs)*
+        #[doc(hidden)]
+        fn #entry<'a>(
+            worker: &'a mut ::browser_fault::__private::Worker,
+        ) -> ::browser_fault::__private::ScenarioFuture<'a> {
+            #call
+        }
+
+        #(#cfgs)*
+        ::browser_fault::__private::inventory::submit! {
+            ::browser_fault::__private::Scenario::new(
+                #name,
+                ::core::module_path!(),
+                ::core::file!(),
+                #line,
+                &[#(#boundaries),*],
+                &[#(#hazards),*],
+                ::browser_fault::__private::CrashMode::#crash,
+                #timeout,
+                #account,
+                #site,
+                #entry,
+            )
+        }
+
+        // Ordinary libtest targets (`cargo test` without `harness = false`): one `#[test]`
+        // per scenario that runs all its trials, so the scenario never silently runs nothing.
+        // In a `harness = false` target `cfg(test)` is off and `browser_fault::main!()` runs
+        // the trials instead. Fns and modules live in different namespaces, so the module
+        // can share the fn's name, and the test is listed as `<fn>::browser_fault_trials`.
+        //
+        // `module_path!()` is expanded inside this module: it is the scenario's module path
+        // followed by `::<fn>`. `libtest_entry` strips that last segment to find the
+        // registration (`Scenario::module_path`, `Scenario::name`).
+        #(#cfgs)*
+        #[cfg(test)]
+        #[doc(hidden)]
+        #[allow(clippy::module_inception)]
+        mod #ident {
+            #[::core::prelude::v1::test]
+            fn browser_fault_trials() {
+                ::browser_fault::__private::libtest_entry(::core::module_path!(), #name)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand_str(args: TokenStream, item: TokenStream) -> String {
+        browser_fault(args, item).to_string()
+    }
+
+    #[test]
+    fn emits_the_fn_unchanged_with_the_errors_when_invalid() {
+        let item = quote!(
+            pub async fn send(w: &mut Worker) -> TaskResult {
+                body()
+            }
+        );
+        let out = expand_str(quote!(at = "nowhere"), item.clone());
+        assert!(out.starts_with(&item.to_string()), "{out}");
+        assert!(out.contains("compile_error"), "{out}");
+        assert!(!out.contains("inventory"), "{out}");
+    }
+
+    #[test]
+    fn emits_a_non_fn_item_unchanged_with_the_errors() {
+        let out = expand_str(
+            quote!(timout = "1s"),
+            quote!(
+                struct S;
+            ),
+        );
+        assert!(out.starts_with("struct S ;"), "{out}");
+        assert_eq!(out.matches("compile_error").count(), 2, "{out}");
+    }
+
+    #[test]
+    fn names_generated_items_after_the_fn() {
+        let out = expand_str(
+            quote!(at = "after_click", timeout = "45s", account = "acct"),
+            quote!(
+                async fn r#send(w: &mut Worker) -> TaskResult {
+                    body()
+                }
+            ),
+        );
+        assert!(
+            out.contains("fn __browser_fault_entry_send < 'a >"),
+            "{out}"
+        );
+        assert!(out.contains("mod r#send"), "{out}");
+        assert!(out.contains("\"send\""), "{out}");
+        assert!(out.contains("Boundary :: AfterClick"), "{out}");
+        assert!(out.contains("Duration :: from_millis (45000)"), "{out}");
+        assert!(out.contains("Option :: Some (\"acct\")"), "{out}");
+        assert!(out.contains("__private :: default_site"), "{out}");
+    }
+
+    #[test]
+    fn copies_cfg_attributes_to_every_generated_item() {
+        let out = expand_str(
+            quote!(),
+            quote!(
+                #[cfg(feature = "x")]
+                async fn send(w: &mut Worker) -> TaskResult {
+                    body()
+                }
+            ),
+        );
+        assert_eq!(out.matches("# [cfg (feature = \"x\")]").count(), 4, "{out}");
+    }
+}
