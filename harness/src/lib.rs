@@ -1,10 +1,21 @@
 //! browser-fault: prove that a browser agent is safe across crashes.
 #![forbid(unsafe_code)]
 
+pub mod browser;
+pub mod cleanup;
+pub mod evidence;
+pub mod fault;
+pub mod journal;
+pub mod lease;
+pub mod logtail;
+pub mod oracle;
 pub mod plan;
-pub mod runner;
+pub mod process;
+pub mod profile;
 pub mod registry;
+pub mod runner;
 pub mod site;
+pub mod trial;
 pub mod worker;
 
 #[doc = include_str!("macro_docs.md")]
@@ -36,4 +47,13 @@ pub mod __private {
     pub fn default_site() -> SiteSpec {
         crate::site::fixture_site()
     }
+}
+
+/// What a scenario file needs: `use browser_fault::prelude::*;`.
+pub mod prelude {
+    pub use crate::browser_fault;
+    pub use crate::journal::{Checkpoint, RequestKey};
+    pub use crate::worker::{
+        EffectStatus, Outcome, Page, SafeStop, Target, TaskError, TaskResult, Worker,
+    };
 }

@@ -92,3 +92,10 @@ pub fn scenarios() -> Vec<&'static Scenario> {
     all.sort_by(|a, b| (a.name, a.module_path).cmp(&(b.name, b.module_path)));
     all
 }
+
+/// The scenario registered as `name` in `module_path`.
+pub fn find(module_path: &str, name: &str) -> Option<&'static Scenario> {
+    inventory::iter::<Scenario>
+        .into_iter()
+        .find(|s| s.name == name && s.module_path == module_path)
+}

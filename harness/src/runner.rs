@@ -1,6 +1,191 @@
-//! The runner: expands registered scenarios into trials and runs them with libtest-mimic.
+//! The runner: expands every registered scenario into trials and runs them with
+//! libtest-mimic, so each trial is a named test for filters, `--list`, `--exact`,
+//! `--test-threads`, nextest and CI partitions.
+//!
+//! A `harness = false` test target holds the scenarios and one line:
+//!
+//! ```ignore
+//! browser_fault::main!();
+//! ```
+//!
+//! The `kill` crash mode re-enters the same binary in worker role (through the
+//! `BROWSER_FAULT_WORKER` variable); `main!` and the ordinary-`#[test]` entry both check for
+//! it first.
 
-/// Runs every trial of one scenario from inside an ordinary `#[test]` fn.
-pub fn libtest_entry(module_path: &'static str, name: &'static str) {
-    panic!("browser-fault: the runner is not built yet ({module_path}::{name})");
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use libtest_mimic::{Arguments, Failed};
+
+use crate::registry::{self, Scenario};
+use crate::trial::{self, Trial, TrialSettings};
+
+/// Exit code when the aggregate gate finds a trial without cleanup proof.
+pub const EXIT_CLEANUP_GATE: i32 = 3;
+
+/// The `main` of a `harness = false` test target: runs every trial of every scenario
+/// linked into the binary with libtest-mimic's flags. Use it through [`main!`](crate::main!).
+pub fn main() -> ! {
+    enter_worker_role_if_asked();
+    let args = Arguments::from_args();
+    let settings = TrialSettings::from_env();
+    let trials: Vec<Trial> = registry::scenarios()
+        .into_iter()
+        .flat_map(trial::expand)
+        .collect();
+    let conclusion = run_trials(&args, trials, settings);
+    conclusion.exit()
+}
+
+/// Runs `trials` as libtest-mimic tests, then applies the aggregate gate: every trial that
+/// ran must have cleanup proof, or the whole run fails closed.
+pub fn run_trials(
+    args: &Arguments,
+    trials: Vec<Trial>,
+    settings: TrialSettings,
+) -> libtest_mimic::Conclusion {
+    let gate = Arc::new(Gate::default());
+    let settings = Arc::new(settings);
+    let tests = trials
+        .into_iter()
+        .map(|t| {
+            let gate = gate.clone();
+            let settings = settings.clone();
+            libtest_mimic::Trial::test(t.name(), move || run_one(&t, &settings, &gate))
+                .with_kind(t.crash_mode.as_str())
+        })
+        .collect();
+    let conclusion = libtest_mimic::run(args, tests);
+    let (ran, proven) = (
+        gate.ran.load(Ordering::SeqCst),
+        gate.proven.load(Ordering::SeqCst),
+    );
+    if ran != proven {
+        eprintln!(
+            "browser-fault: {} of {ran} trial(s) have no cleanup proof; failing the run (profiles may be left under {})",
+            ran - proven,
+            settings.out_dir.display()
+        );
+        std::process::exit(EXIT_CLEANUP_GATE);
+    }
+    conclusion
+}
+
+#[derive(Debug, Default)]
+struct Gate {
+    ran: AtomicUsize,
+    proven: AtomicUsize,
+}
+
+fn run_one(trial: &Trial, settings: &TrialSettings, gate: &Gate) -> Result<(), Failed> {
+    gate.ran.fetch_add(1, Ordering::SeqCst);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("failed to start a tokio runtime: {e}"))?;
+    let report = runtime
+        .block_on(trial::run_trial(trial, settings))
+        .map_err(|e| format!("trial {} could not run: {}", trial.name(), error_chain(&e)))?;
+    if report.evidence.profile_cleaned {
+        gate.proven.fetch_add(1, Ordering::SeqCst);
+    }
+    if let Some(message) = report.failure_message() {
+        return Err(message.into());
+    }
+    if let Some(dir) = &settings.snapshot_dir {
+        let evidence = report.evidence.clone();
+        let dir = dir.clone();
+        std::panic::catch_unwind(move || evidence.assert_snapshot(&dir)).map_err(|_| {
+            format!(
+                "the evidence of {} differs from its snapshot: review it with `cargo insta review` (evidence: {})",
+                trial.name(),
+                report.evidence_path.display()
+            )
+        })?;
+    }
+    Ok(())
+}
+
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    s
+}
+
+/// Turns this process into one worker and exits, if the trial that spawned it asked.
+/// Call it first thing in a custom `main`.
+pub fn enter_worker_role_if_asked() {
+    if let Some(launch) = trial::spawn::worker_launch_from_env() {
+        trial::spawn::worker_process_main(launch);
+    }
+}
+
+/// The ordinary-`#[test]` entry: runs every trial of one scenario inside one libtest test,
+/// one after the other, and fails with every broken trial listed. In a worker process it
+/// becomes that worker.
+pub fn libtest_entry(module_path_in_test_mod: &'static str, name: &'static str) {
+    enter_worker_role_if_asked();
+    let module_path = module_path_in_test_mod
+        .rsplit_once("::")
+        .map_or(module_path_in_test_mod, |(m, _)| m);
+    let Some(scenario) = registry::find(module_path, name) else {
+        panic!("browser-fault: scenario {module_path}::{name} is not registered in this binary");
+    };
+    let mut settings = TrialSettings::from_env();
+    // Re-enter this very test, alone, to be a worker.
+    let test_path = match module_path_in_test_mod.split_once("::") {
+        Some((_, rest)) => format!("{rest}::browser_fault_trials"),
+        None => "browser_fault_trials".to_owned(),
+    };
+    settings.worker_args = vec![
+        test_path,
+        "--exact".into(),
+        "--nocapture".into(),
+        "--test-threads=1".into(),
+    ];
+    let failures = run_scenario(scenario, &settings);
+    assert!(
+        failures.is_empty(),
+        "{} trial(s) of {name} failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+fn run_scenario(scenario: &'static Scenario, settings: &TrialSettings) -> Vec<String> {
+    let gate = Gate::default();
+    trial::expand(scenario)
+        .iter()
+        .filter_map(|t| {
+            run_one(t, settings, &gate)
+                .err()
+                .map(|f| f.message().unwrap_or("failed").to_owned())
+        })
+        .collect()
+}
+
+/// The `main` of a `harness = false` test target that runs every registered trial.
+///
+/// ```ignore
+/// // tests/crash.rs, with `[[test]] name = "crash", harness = false` in Cargo.toml
+/// use browser_fault::prelude::*;
+///
+/// #[browser_fault(at = "all")]
+/// async fn send_message(w: &mut Worker) -> TaskResult { /* … */ Ok(Outcome::Completed) }
+///
+/// browser_fault::main!();
+/// ```
+#[macro_export]
+macro_rules! main {
+    () => {
+        fn main() {
+            $crate::runner::main()
+        }
+    };
 }

@@ -1,0 +1,452 @@
+//! A real headless Chromium driven through chromedriver (or a remote WebDriver endpoint).
+//!
+//! The harness starts chromedriver on a free loopback port, waits until it answers, and
+//! has it launch Chromium with the flags of [`HEADLESS_FLAGS`], the worker's profile as
+//! user-data-dir and the worker's own `TMPDIR`. Every process it starts is accounted for:
+//! [`Browser::kill`] ends the whole tree, and [`process::processes_using_profile`] finds any
+//! straggler by the profile path on its command line.
+
+mod binaries;
+pub mod process;
+mod registry;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use thirtyfour::{Capabilities, WebDriver};
+
+pub use binaries::{
+    BrowserBinaries, CHROME_ENV, CHROMEDRIVER_ENV, PreflightError, WEBDRIVER_URL_ENV,
+};
+pub use registry::{SessionRegistry, SessionToken};
+
+/// The headless flags that work on a closed network (DESIGN.md, "Real components").
+pub const HEADLESS_FLAGS: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--password-store=basic",
+    "--window-size=1024,768",
+];
+
+/// How a browser is launched.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct BrowserOptions {
+    /// Flags added after [`HEADLESS_FLAGS`].
+    pub extra_args: Vec<String>,
+    /// Start Chromium on `about:blank` through the `session.*` preferences, so the first
+    /// navigation does not wait on the internal new-tab page (default: on). Turning it off
+    /// brings back multi-second stalls of the first navigation under load.
+    pub fast_first_navigation: bool,
+    /// The limit of one WebDriver command, including a page load.
+    pub command_timeout: Duration,
+    /// Put chromedriver (and so Chromium) in a process group of its own, so that the tree
+    /// can be killed without killing the caller. A `kill`-mode worker process leaves it off:
+    /// its whole group dies together.
+    pub own_process_group: bool,
+}
+
+impl Default for BrowserOptions {
+    fn default() -> Self {
+        BrowserOptions {
+            extra_args: Vec::new(),
+            fast_first_navigation: true,
+            command_timeout: Duration::from_secs(30),
+            own_process_group: true,
+        }
+    }
+}
+
+/// Why a browser could not be launched or driven.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BrowserError {
+    /// The binaries are missing or mismatched.
+    #[error(transparent)]
+    Preflight(#[from] PreflightError),
+    /// chromedriver could not be started.
+    #[error("failed to start chromedriver")]
+    DriverStart(#[source] std::io::Error),
+    /// chromedriver started but never said it was ready.
+    #[error("chromedriver did not become ready within {0:?}")]
+    DriverNotReady(Duration),
+    /// The WebDriver session could not be created (Chromium failed to start).
+    #[error("failed to create a browser session")]
+    Session(#[source] Box<thirtyfour::error::WebDriverError>),
+    /// A WebDriver command failed.
+    #[error("browser command failed")]
+    Command(#[source] Box<thirtyfour::error::WebDriverError>),
+    /// The browser process is gone (crashed or killed).
+    #[error("the browser process is gone")]
+    Crashed,
+    /// The session was retired (its step timed out); this caller may no longer drive it.
+    #[error("the browser session was retired and can no longer be driven")]
+    Retired,
+}
+
+impl From<thirtyfour::error::WebDriverError> for BrowserError {
+    fn from(e: thirtyfour::error::WebDriverError) -> Self {
+        BrowserError::Command(Box::new(e))
+    }
+}
+
+/// A running browser session and the processes behind it.
+#[derive(Debug)]
+pub struct Browser {
+    driver: WebDriver,
+    chromedriver: Option<Child>,
+    driver_group: Option<u32>,
+    browser_pid: Option<u32>,
+    profile_dir: PathBuf,
+}
+
+impl Browser {
+    /// Starts chromedriver on a free loopback port and launches Chromium on `profile_dir`,
+    /// with `tmp_dir` as its `TMPDIR`.
+    pub async fn launch(
+        binaries: &BrowserBinaries,
+        profile_dir: &Path,
+        tmp_dir: &Path,
+        options: &BrowserOptions,
+    ) -> Result<Browser, BrowserError> {
+        let mut cmd = Command::new(&binaries.chromedriver);
+        cmd.arg("--port=0")
+            .env("TMPDIR", tmp_dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        if options.own_process_group {
+            cmd.process_group(0);
+        }
+        let mut child = cmd.spawn().map_err(BrowserError::DriverStart)?;
+        let driver_group = options.own_process_group.then_some(child.id());
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| BrowserError::DriverStart(std::io::Error::other("no stdout")))?;
+        let ready_within = Duration::from_secs(20);
+        let port = match tokio::task::spawn_blocking(move || read_port(stdout, ready_within)).await
+        {
+            Ok(Some(port)) => port,
+            _ => {
+                kill_child(&mut child, driver_group);
+                return Err(BrowserError::DriverNotReady(ready_within));
+            }
+        };
+        let status = tokio::task::spawn_blocking(move || wait_ready(port, ready_within)).await;
+        if !matches!(status, Ok(true)) {
+            kill_child(&mut child, driver_group);
+            return Err(BrowserError::DriverNotReady(ready_within));
+        }
+        let caps = capabilities(Some(&binaries.chrome), profile_dir, options);
+        let driver = match connect(&format!("http://127.0.0.1:{port}"), caps, options).await {
+            Ok(d) => d,
+            Err(e) => {
+                kill_child(&mut child, driver_group);
+                process::kill_profile_processes(profile_dir);
+                return Err(e);
+            }
+        };
+        let browser_pid = browser_pid(&driver);
+        Ok(Browser {
+            driver,
+            chromedriver: Some(child),
+            driver_group,
+            browser_pid,
+            profile_dir: profile_dir.to_owned(),
+        })
+    }
+
+    /// Opens a session on a WebDriver endpoint the harness did not start
+    /// (`BROWSER_FAULT_WEBDRIVER_URL`). The profile must be on the endpoint's machine.
+    pub async fn connect_remote(
+        url: &str,
+        profile_dir: &Path,
+        options: &BrowserOptions,
+    ) -> Result<Browser, BrowserError> {
+        let caps = capabilities(None, profile_dir, options);
+        let driver = connect(url, caps, options).await?;
+        let browser_pid = browser_pid(&driver);
+        Ok(Browser {
+            driver,
+            chromedriver: None,
+            driver_group: None,
+            browser_pid,
+            profile_dir: profile_dir.to_owned(),
+        })
+    }
+
+    /// The WebDriver session.
+    pub fn driver(&self) -> &WebDriver {
+        &self.driver
+    }
+
+    /// Chromium's pid, from the session's `goog:processID` capability.
+    pub fn browser_pid(&self) -> Option<u32> {
+        self.browser_pid
+    }
+
+    /// chromedriver's pid, when the harness started it.
+    pub fn driver_pid(&self) -> Option<u32> {
+        self.chromedriver.as_ref().map(Child::id)
+    }
+
+    /// The profile the browser runs on.
+    pub fn profile_dir(&self) -> &Path {
+        &self.profile_dir
+    }
+
+    /// Whether Chromium's main process is still alive.
+    pub fn is_alive(&self) -> bool {
+        match self.browser_pid {
+            Some(pid) => {
+                !process::processes_using_profile(&self.profile_dir).is_empty() && pid_is_live(pid)
+            }
+            None => true,
+        }
+    }
+
+    /// SIGKILLs Chromium's main process only, leaving chromedriver and the worker alive:
+    /// the `browser_crash` perturbation. Its profile keeps the stale `SingletonLock`.
+    pub fn kill_browser_only(&self) {
+        if let Some(pid) = self.browser_pid {
+            process::kill_pid(pid);
+        }
+    }
+
+    /// SIGKILLs the whole tree: Chromium, its helpers, chromedriver.
+    pub fn kill(&mut self) {
+        if let Some(pid) = self.browser_pid {
+            process::kill_pid(pid);
+        }
+        process::kill_profile_processes(&self.profile_dir);
+        if let Some(child) = self.chromedriver.as_mut() {
+            kill_child(child, self.driver_group);
+        }
+        // The session handle must not try a blocking DELETE on drop: mark it quit.
+        self.forget_session();
+    }
+
+    /// Ends the session politely, then makes sure nothing of the tree is left.
+    pub async fn quit(mut self) {
+        let driver = self.driver.clone();
+        let _ = tokio::time::timeout(Duration::from_secs(5), driver.quit()).await;
+        self.kill();
+    }
+
+    fn forget_session(&mut self) {
+        // `WebDriver::quit` marks the handle as quit; after a kill the endpoint is gone, so
+        // the request fails at once and only the mark matters.
+        let driver = self.driver.clone();
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                let _ = tokio::time::timeout(Duration::from_secs(2), driver.quit()).await;
+            });
+        }
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if let Some(child) = self.chromedriver.as_mut()
+            && matches!(child.try_wait(), Ok(None))
+        {
+            self.kill();
+        }
+    }
+}
+
+fn pid_is_live(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rfind(')')
+                .map(|i| s[i + 2..].starts_with(|c| c != 'Z' && c != 'X'))
+        })
+        .unwrap_or(false)
+}
+
+fn kill_child(child: &mut Child, group: Option<u32>) {
+    if let Some(pgid) = group {
+        process::kill_group(pgid);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn capabilities(
+    chrome: Option<&Path>,
+    profile_dir: &Path,
+    options: &BrowserOptions,
+) -> Capabilities {
+    let mut args: Vec<String> = HEADLESS_FLAGS.iter().map(|s| (*s).to_owned()).collect();
+    args.push(format!("--user-data-dir={}", profile_dir.display()));
+    args.extend(options.extra_args.iter().cloned());
+    let mut chrome_options = serde_json::json!({ "args": args });
+    if let Some(chrome) = chrome {
+        chrome_options["binary"] = serde_json::Value::String(chrome.display().to_string());
+    }
+    if options.fast_first_navigation {
+        chrome_options["prefs"] = serde_json::json!({
+            "session.restore_on_startup": 4,
+            "session.startup_urls": ["about:blank"],
+        });
+    }
+    let value = serde_json::json!({
+        "browserName": "chrome",
+        "pageLoadStrategy": "normal",
+        "goog:chromeOptions": chrome_options,
+    });
+    match value {
+        serde_json::Value::Object(map) => Capabilities::from(map),
+        _ => Capabilities::new(),
+    }
+}
+
+async fn connect(
+    url: &str,
+    caps: Capabilities,
+    options: &BrowserOptions,
+) -> Result<WebDriver, BrowserError> {
+    let driver = WebDriver::builder(url, caps)
+        .request_timeout(options.command_timeout)
+        .connect()
+        .await
+        .map_err(|e| BrowserError::Session(Box::new(e)))?;
+    driver
+        .set_page_load_timeout(options.command_timeout)
+        .await?;
+    Ok(driver)
+}
+
+fn browser_pid(driver: &WebDriver) -> Option<u32> {
+    driver
+        .handle()
+        .capabilities()
+        .get("goog:processID")
+        .and_then(serde_json::Value::as_u64)
+        .map(|p| p as u32)
+}
+
+/// Reads chromedriver's stdout until it says which port it chose
+/// (`ChromeDriver was started successfully on port 41234.`); keeps draining it afterwards
+/// so chromedriver never blocks on a full pipe.
+fn read_port(stdout: impl Read + Send + 'static, within: Duration) -> Option<u16> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        let mut sent = false;
+        while reader.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+            if !sent && let Some(port) = parse_port(&line) {
+                let _ = tx.send(port);
+                sent = true;
+            }
+            line.clear();
+        }
+    });
+    rx.recv_timeout(within).ok()
+}
+
+fn parse_port(line: &str) -> Option<u16> {
+    let rest = line.split("started successfully on port ").nth(1)?;
+    rest.trim().trim_end_matches('.').parse().ok()
+}
+
+/// Asks `/status` until chromedriver answers `ready: true`. The reply is read by
+/// Content-Length: chromedriver ignores `Connection: close`.
+fn wait_ready(port: u16, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    let mut backoff = Duration::from_millis(5);
+    while Instant::now() < deadline {
+        if status_ready(port).unwrap_or(false) {
+            return true;
+        }
+        std::thread::sleep(backoff);
+        backoff = (backoff * 2).min(Duration::from_millis(100));
+    }
+    false
+}
+
+fn status_ready(port: u16) -> std::io::Result<bool> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    stream.write_all(b"GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")?;
+    let mut reader = BufReader::new(stream);
+    let mut content_length = 0usize;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(false);
+        }
+        let trimmed = line.trim_end();
+        if trimmed.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = trimmed.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            content_length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; content_length];
+    reader.read_exact(&mut body)?;
+    let json: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    Ok(json["value"]["ready"].as_bool().unwrap_or(false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_port_chromedriver_prints() {
+        assert_eq!(
+            parse_port("ChromeDriver was started successfully on port 41234.\n"),
+            Some(41234)
+        );
+        assert_eq!(
+            parse_port("Starting ChromeDriver 156.0.8078.114 (ea19f97) on port 0"),
+            None
+        );
+        assert_eq!(parse_port("Only local connections are allowed."), None);
+    }
+
+    #[test]
+    fn capabilities_carry_the_fast_start_preferences_and_the_profile() {
+        let caps = capabilities(None, Path::new("/p/x"), &BrowserOptions::default());
+        let opts = caps.get("goog:chromeOptions").unwrap();
+        assert_eq!(opts["prefs"]["session.restore_on_startup"], 4);
+        assert!(
+            opts["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a == "--user-data-dir=/p/x")
+        );
+        let slow = BrowserOptions {
+            fast_first_navigation: false,
+            ..BrowserOptions::default()
+        };
+        assert!(
+            capabilities(None, Path::new("/p/x"), &slow)
+                .get("goog:chromeOptions")
+                .unwrap()
+                .get("prefs")
+                .is_none()
+        );
+    }
+}

@@ -1,0 +1,123 @@
+//! Process accounting: every Chromium and chromedriver process of a worker is found by the
+//! profile path on its command line (or by its process group) and can be killed as a tree.
+
+use std::path::Path;
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+
+/// Pids of live processes whose command line names `profile_dir` as `--user-data-dir`.
+///
+/// This is how leftover browsers are found after a crash: the profile path is unique per
+/// trial, so a match is ours.
+pub fn processes_using_profile(profile_dir: &Path) -> Vec<u32> {
+    let needle = format!("--user-data-dir={}", profile_dir.display());
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        if is_zombie(pid) {
+            continue;
+        }
+        if cmdline
+            .split(|b| *b == 0)
+            .any(|arg| arg == needle.as_bytes())
+        {
+            found.push(pid);
+        }
+    }
+    found.sort_unstable();
+    found
+}
+
+/// Pids of live processes in process group `pgid`.
+pub fn processes_in_group(pgid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if let Some((state, group)) = stat_fields(pid)
+            && group == pgid
+            && state != 'Z'
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// SIGKILLs every live process using `profile_dir`; returns how many were signalled.
+pub fn kill_profile_processes(profile_dir: &Path) -> usize {
+    let pids = processes_using_profile(profile_dir);
+    for pid in &pids {
+        let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGKILL);
+    }
+    pids.len()
+}
+
+/// SIGKILLs process group `pgid` (no-op when it is gone).
+pub fn kill_group(pgid: u32) {
+    let _ = killpg(Pid::from_raw(pgid as i32), Signal::SIGKILL);
+}
+
+/// SIGKILLs one process (no-op when it is gone).
+pub fn kill_pid(pid: u32) {
+    let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+}
+
+fn is_zombie(pid: u32) -> bool {
+    matches!(stat_fields(pid), Some(('Z', _)) | None)
+}
+
+/// (state, process group) from `/proc/<pid>/stat`.
+fn stat_fields(pid: u32) -> Option<(char, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may contain spaces: parse after the last ')'.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let _ppid = fields.next()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_and_kills_a_process_by_the_profile_path_on_its_command_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let arg = format!("--user-data-dir={}", dir.path().display());
+        // A shell blocked on its stdin, carrying the argument on its own command line.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "read line", &arg])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert_eq!(processes_using_profile(dir.path()), vec![pid]);
+        assert_eq!(kill_profile_processes(dir.path()), 1);
+        child.wait().unwrap();
+        assert!(processes_using_profile(dir.path()).is_empty());
+    }
+}

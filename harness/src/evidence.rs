@@ -1,0 +1,187 @@
+//! Evidence: the bounded, redacted record of a trial, written as JSON beside the fault-point
+//! screenshot, and snapshotted with insta so that a diff means a behaviour changed.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cleanup::CleanupOutcome;
+use crate::fault::ScreenshotRef;
+use crate::journal::Checkpoint;
+use crate::oracle::Verdict;
+use crate::plan::{Boundary, CrashMode, Hazard};
+use crate::trial::Variant;
+use crate::worker::WorkerResult;
+
+/// How a worker's life ended, as the trial saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkerEnd {
+    /// It reported a result and exited.
+    Finished,
+    /// The fault engine killed it at its boundary.
+    Crashed,
+    /// It exceeded the trial's timeout and was killed.
+    TimedOut,
+    /// It died without a word.
+    Died,
+}
+
+/// One worker of a trial.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerEvidence {
+    /// The incarnation.
+    pub incarnation: u32,
+    /// The fault point it was armed with.
+    pub armed: Option<Boundary>,
+    /// The fault point where it struck.
+    pub struck: Option<Boundary>,
+    /// What it reported.
+    pub result: Option<WorkerResult>,
+    /// How its life ended.
+    pub end: WorkerEnd,
+    /// From spawn to a running browser, in ms.
+    pub launch_ms: u64,
+    /// From spawn to its end, in ms.
+    pub total_ms: u64,
+    /// The last 8 KiB of its log, with a truncation marker.
+    pub log_tail: String,
+}
+
+/// One checkpoint transition, as states (never page content).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceStep {
+    /// The side effect's name.
+    pub effect: String,
+    /// The state before (`None` when the intent was recorded).
+    pub from: Option<Checkpoint>,
+    /// The state after.
+    pub to: Checkpoint,
+    /// The incarnation that wrote it.
+    pub incarnation: u32,
+}
+
+/// What the site accepted, in counts and ids.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerSummary {
+    /// Accepted effects.
+    pub effects: usize,
+    /// The accounts they were attributed to, in sequence order.
+    pub accounts: Vec<String>,
+    /// The objects they acted on, in sequence order.
+    pub objects: Vec<String>,
+}
+
+/// One profile removal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CleanupEvidence {
+    /// The profile folder's name (not its path: paths vary).
+    pub profile: String,
+    /// The outcome.
+    pub outcome: CleanupOutcome,
+}
+
+/// Where a trial's time went, in ms.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Durations {
+    /// Starting the site, the journal and the profile.
+    pub setup_ms: u64,
+    /// Browser launches of all workers (spawn to running browser).
+    pub browser_launch_ms: u64,
+    /// The first worker(s), from spawn to crash or end.
+    pub scenario_ms: u64,
+    /// The recovery worker, from spawn to end.
+    pub recovery_ms: u64,
+    /// Collecting facts and judging.
+    pub oracle_ms: u64,
+    /// Removing profiles and folders.
+    pub cleanup_ms: u64,
+    /// The whole trial.
+    pub total_ms: u64,
+}
+
+/// The record of one trial.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    /// The trial's stable name.
+    pub trial: String,
+    /// The scenario.
+    pub scenario: String,
+    /// The boundary, for boundary trials.
+    pub boundary: Option<Boundary>,
+    /// The variant.
+    pub variant: Option<Variant>,
+    /// The hazard, for hazard trials.
+    pub hazard: Option<Hazard>,
+    /// The crash mode.
+    pub crash_mode: CrashMode,
+    /// The workers, in incarnation order.
+    pub workers: Vec<WorkerEvidence>,
+    /// The checkpoint history of the run.
+    pub checkpoint_trace: Vec<TraceStep>,
+    /// What the site accepted.
+    pub ledger: LedgerSummary,
+    /// One verdict per invariant.
+    pub verdicts: Vec<Verdict>,
+    /// Whether every invariant held.
+    pub passed: bool,
+    /// Whether every profile of the trial was removed, with proof.
+    pub profile_cleaned: bool,
+    /// Each profile removal.
+    pub cleanup: Vec<CleanupEvidence>,
+    /// Chromium temp folders left in the workers' TMPDIRs (removed with the trial root).
+    pub chromium_temp_dirs: usize,
+    /// Where the time went.
+    pub durations: Durations,
+    /// The fault-point screenshot.
+    pub screenshot: Option<ScreenshotRef>,
+}
+
+impl Evidence {
+    /// The verdicts that did not hold.
+    pub fn broken(&self) -> impl Iterator<Item = &Verdict> {
+        self.verdicts.iter().filter(|v| !v.held)
+    }
+
+    /// Writes `evidence.json` into `dir`.
+    pub fn write(&self, dir: &Path) -> std::io::Result<std::path::PathBuf> {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join("evidence.json");
+        let json = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(&path, json)?;
+        Ok(path)
+    }
+
+    /// Counts the occurrences of `secrets` in the evidence as serialized.
+    pub fn count_secrets(&self, secrets: &[String]) -> usize {
+        let text = serde_json::to_string(self).unwrap_or_default();
+        count_in(&text, secrets)
+    }
+
+    /// Asserts the insta snapshot of this evidence in `snapshot_dir`, named after the trial.
+    /// Times, hashes and log tails are redacted: they vary from run to run.
+    pub fn assert_snapshot(&self, snapshot_dir: &Path) {
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path(snapshot_dir);
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_omit_expression(true);
+        settings.set_description(format!("browser-fault evidence of {}", self.trial));
+        settings.add_redaction(".durations", "[durations]");
+        settings.add_redaction(".workers[].launch_ms", "[ms]");
+        settings.add_redaction(".workers[].total_ms", "[ms]");
+        settings.add_redaction(".workers[].log_tail", "[log tail]");
+        settings.add_redaction(".screenshot.sha256", "[sha256]");
+        settings.add_redaction(".chromium_temp_dirs", "[count]");
+        let name = crate::trial::snapshot_name(&self.trial);
+        settings.bind(|| insta::assert_json_snapshot!(name, self));
+    }
+}
+
+/// Counts the occurrences of any of `secrets` in `text`.
+pub fn count_in(text: &str, secrets: &[String]) -> usize {
+    secrets
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| text.matches(s.as_str()).count())
+        .sum()
+}

@@ -1,0 +1,196 @@
+//! The fault engine's worker side: the fault points inside the worker's primitives, and the
+//! channel on which a worker reports to the trial that runs it.
+//!
+//! A worker is armed with at most one [`Boundary`]. When it crosses that boundary it takes a
+//! screenshot, reports [`WorkerEvent::Boundary`] and waits for the trial's word. For a crash
+//! boundary the word never comes: in `kill` mode the trial SIGKILLs the worker's process
+//! group; in `abort` mode it drops the worker's task. For `browser_crash` the trial kills the
+//! browser and then lets the worker go on. Unarmed fault points cost one comparison.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use crate::plan::Boundary;
+use crate::worker::WorkerResult;
+
+/// A file the fault point wrote, named in evidence by file name and hash.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScreenshotRef {
+    /// The file name, relative to the trial's evidence folder.
+    pub file: String,
+    /// The SHA-256 of the PNG, hex.
+    pub sha256: String,
+}
+
+/// What a worker tells the trial that runs it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum WorkerEvent {
+    /// The worker holds its lease and its browser runs.
+    Started {
+        /// The browser's pid, when known.
+        browser_pid: Option<u32>,
+        /// The worker's browser-session id.
+        browser_session_id: String,
+    },
+    /// The worker reached its armed boundary and waits.
+    Boundary {
+        /// Which.
+        boundary: Boundary,
+        /// The screenshot taken at the fault point.
+        screenshot: Option<ScreenshotRef>,
+        /// The browser's pid, so the trial can kill just the browser.
+        browser_pid: Option<u32>,
+    },
+    /// The scenario returned.
+    Finished {
+        /// How it ended.
+        result: WorkerResult,
+    },
+}
+
+/// The trial's word to a worker waiting at a boundary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resume {
+    /// Go on.
+    Continue,
+}
+
+/// How a worker reaches its trial.
+#[derive(Debug)]
+pub(crate) enum Channel {
+    /// A `kill`-mode worker process: one line of JSON per event on a Unix socket.
+    Socket(
+        tokio::sync::Mutex<(
+            BufReader<tokio::net::unix::OwnedReadHalf>,
+            tokio::net::unix::OwnedWriteHalf,
+        )>,
+    ),
+    /// An `abort`-mode worker task.
+    InProcess {
+        events: mpsc::UnboundedSender<WorkerEvent>,
+        resume: tokio::sync::Mutex<mpsc::UnboundedReceiver<Resume>>,
+    },
+    /// Nobody listens (a worker run outside a trial).
+    Detached,
+}
+
+/// The worker side of the fault engine.
+#[derive(Debug)]
+pub struct FaultHook {
+    armed: Option<Boundary>,
+    channel: Channel,
+    screenshot_dir: Option<PathBuf>,
+    struck: Mutex<bool>,
+}
+
+impl FaultHook {
+    /// A hook that never strikes and reports to nobody.
+    pub fn detached() -> Self {
+        FaultHook {
+            armed: None,
+            channel: Channel::Detached,
+            screenshot_dir: None,
+            struck: Mutex::new(false),
+        }
+    }
+
+    pub(crate) fn new(
+        armed: Option<Boundary>,
+        channel: Channel,
+        screenshot_dir: Option<PathBuf>,
+    ) -> Self {
+        FaultHook {
+            armed,
+            channel,
+            screenshot_dir,
+            struck: Mutex::new(false),
+        }
+    }
+
+    /// Connects a `kill`-mode worker to its trial's socket.
+    pub(crate) async fn connect(
+        armed: Option<Boundary>,
+        socket: &std::path::Path,
+        screenshot_dir: Option<PathBuf>,
+    ) -> std::io::Result<Self> {
+        let stream = tokio::net::UnixStream::connect(socket).await?;
+        let (read, write) = stream.into_split();
+        Ok(FaultHook::new(
+            armed,
+            Channel::Socket(tokio::sync::Mutex::new((BufReader::new(read), write))),
+            screenshot_dir,
+        ))
+    }
+
+    /// The boundary this worker is armed with.
+    pub fn armed(&self) -> Option<Boundary> {
+        self.armed
+    }
+
+    /// Whether `boundary` is armed and not yet struck. One comparison when unarmed.
+    #[inline]
+    pub fn is_armed_for(&self, boundary: Boundary) -> bool {
+        self.armed == Some(boundary) && !*self.struck.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn screenshot_dir(&self) -> Option<&std::path::Path> {
+        self.screenshot_dir.as_deref()
+    }
+
+    /// Reports an event without waiting.
+    pub(crate) async fn report(&self, event: WorkerEvent) {
+        match &self.channel {
+            Channel::Socket(stream) => {
+                let mut guard = stream.lock().await;
+                let mut line = serde_json::to_vec(&event).unwrap_or_default();
+                line.push(b'\n');
+                let _ = guard.1.write_all(&line).await;
+                let _ = guard.1.flush().await;
+            }
+            Channel::InProcess { events, .. } => {
+                let _ = events.send(event);
+            }
+            Channel::Detached => {}
+        }
+    }
+
+    /// Reports reaching the armed boundary and waits for the trial's word (which, for a
+    /// crash, never comes).
+    pub(crate) async fn strike(
+        &self,
+        boundary: Boundary,
+        screenshot: Option<ScreenshotRef>,
+        browser_pid: Option<u32>,
+    ) {
+        *self.struck.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.report(WorkerEvent::Boundary {
+            boundary,
+            screenshot,
+            browser_pid,
+        })
+        .await;
+        match &self.channel {
+            Channel::Socket(stream) => {
+                let mut guard = stream.lock().await;
+                let mut line = String::new();
+                // EOF means the trial is gone: wait to be killed rather than run on unobserved.
+                if guard.0.read_line(&mut line).await.unwrap_or(0) == 0 {
+                    std::future::pending::<()>().await;
+                }
+            }
+            Channel::InProcess { resume, .. } => {
+                if resume.lock().await.recv().await.is_none() {
+                    std::future::pending::<()>().await;
+                }
+            }
+            Channel::Detached => {}
+        }
+    }
+}

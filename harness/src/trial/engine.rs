@@ -1,0 +1,570 @@
+//! Running one trial, end to end (DESIGN.md, "Trial lifecycle").
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::spawn::{WorkerHandle, spawn_worker};
+use super::{FaultPlan, Trial, TrialSettings, Variant};
+use crate::browser::process;
+use crate::cleanup::{CleanupCoordinator, CleanupOutcome};
+use crate::evidence::{
+    CleanupEvidence, Durations, Evidence, LedgerSummary, TraceStep, WorkerEnd, WorkerEvidence,
+};
+use crate::fault::{ScreenshotRef, WorkerEvent};
+use crate::journal::{Journal, NewRun};
+use crate::oracle::{Facts, JudgedWorker, judge};
+use crate::plan::{Boundary, Hazard};
+use crate::profile::{ProfileSpec, ProfileStore};
+use crate::site::{RemoteEffect, RunningSite};
+use crate::worker::{Account, WorkerSpec};
+
+/// What a trial produced.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct TrialReport {
+    /// The evidence.
+    pub evidence: Evidence,
+    /// Where `evidence.json` was written.
+    pub evidence_path: PathBuf,
+}
+
+impl TrialReport {
+    /// Whether every invariant held and cleanup was proven.
+    pub fn passed(&self) -> bool {
+        self.evidence.passed
+    }
+
+    /// A failure message a user can act on: which invariant broke, at which boundary, and
+    /// where the evidence is.
+    pub fn failure_message(&self) -> Option<String> {
+        let broken: Vec<String> = self
+            .evidence
+            .broken()
+            .map(|v| format!("  invariant `{}` broke: {}", v.invariant, v.explanation))
+            .collect();
+        if broken.is_empty() {
+            return None;
+        }
+        let at = match (self.evidence.boundary, self.evidence.hazard) {
+            (Some(b), _) => format!("at boundary `{b}`"),
+            (None, Some(h)) => format!("under hazard `{h}`"),
+            _ => String::new(),
+        };
+        Some(format!(
+            "trial {} failed {at}:\n{}\n  evidence: {}",
+            self.evidence.trial,
+            broken.join("\n"),
+            self.evidence_path.display()
+        ))
+    }
+}
+
+/// Why a trial could not run at all (as opposed to running and failing a verdict).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrialError {
+    /// The site could not be started.
+    #[error("failed to start the site")]
+    Site(#[source] std::io::Error),
+    /// The trial root or its journal could not be prepared.
+    #[error("failed to prepare the trial root")]
+    Setup(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A worker could not be spawned.
+    #[error("failed to spawn a worker")]
+    Spawn(#[source] std::io::Error),
+    /// The trial needs a site knob that this site does not have.
+    #[error("this site has no {0} knob; the trial needs it")]
+    Unsupported(&'static str),
+    /// The evidence could not be written.
+    #[error("failed to write the evidence")]
+    Evidence(#[source] std::io::Error),
+}
+
+fn setup_err(e: impl std::error::Error + Send + Sync + 'static) -> TrialError {
+    TrialError::Setup(Box::new(e))
+}
+
+/// The fault point a trial's first worker is armed with.
+fn strike_point(trial: &Trial) -> Option<Boundary> {
+    match trial.plan {
+        FaultPlan::Boundary {
+            boundary: Boundary::StaleProfileRestore,
+            ..
+        } => Some(Boundary::AfterTargetVerified),
+        FaultPlan::Boundary {
+            boundary: Boundary::ConcurrentProfile,
+            ..
+        } => None,
+        FaultPlan::Boundary { boundary, .. } => Some(boundary),
+        FaultPlan::Hazard { .. } => None,
+    }
+}
+
+struct Tracked {
+    handle: WorkerHandle,
+    evidence: WorkerEvidence,
+    spawned: Instant,
+}
+
+/// Runs one trial and judges it. Cleanup runs whatever happened; the evidence records it.
+pub async fn run_trial(trial: &Trial, settings: &TrialSettings) -> Result<TrialReport, TrialError> {
+    let started = Instant::now();
+    let name = trial.name();
+    let scenario = trial.scenario;
+    let evidence_dir = settings.evidence_dir(&name);
+    let _ = std::fs::remove_dir_all(&evidence_dir);
+    std::fs::create_dir_all(&evidence_dir).map_err(setup_err)?;
+    let root = settings
+        .trial_root_base
+        .join(format!("{:08x}", rand::random::<u32>()));
+    std::fs::create_dir_all(&root).map_err(setup_err)?;
+
+    let hazard = match trial.plan {
+        FaultPlan::Hazard { hazard } => Some(hazard),
+        FaultPlan::Boundary { .. } => None,
+    };
+    let site = RunningSite::start((scenario.site)(), hazard)
+        .await
+        .map_err(TrialError::Site)?;
+    let result = run_with_site(trial, settings, &site, &root, &evidence_dir, started).await;
+    site.shutdown().await;
+    let _ = std::fs::remove_dir_all(&root);
+    result
+}
+
+async fn run_with_site(
+    trial: &Trial,
+    settings: &TrialSettings,
+    site: &RunningSite,
+    root: &Path,
+    evidence_dir: &Path,
+    started: Instant,
+) -> Result<TrialReport, TrialError> {
+    let name = trial.name();
+    let scenario = trial.scenario;
+    let journal = Journal::open(&root.join("journal.sqlite3")).map_err(setup_err)?;
+    let store = ProfileStore::open(root.join("profiles")).map_err(setup_err)?;
+    let run_id = format!("{:016x}", rand::random::<u64>());
+    journal
+        .create_run(&NewRun::new(run_id.clone(), scenario.name, name.clone()))
+        .map_err(setup_err)?;
+    let browser_version = crate::browser::BrowserBinaries::discover()
+        .map(|b| b.major_version().to_owned())
+        .unwrap_or_default();
+    let profile = store
+        .create(&ProfileSpec::new(
+            format!("p-{}", &run_id[..8]),
+            "browser-fault",
+            name.clone(),
+            run_id.clone(),
+            browser_version,
+        ))
+        .map_err(setup_err)?;
+    let account: Account = site
+        .account(scenario.account)
+        .ok_or(TrialError::Unsupported("account"))?;
+    let backup = match trial.plan {
+        FaultPlan::Boundary {
+            boundary: Boundary::StaleProfileRestore,
+            ..
+        } => Some(store.backup(&profile, "older").map_err(setup_err)?),
+        _ => None,
+    };
+    if let FaultPlan::Boundary {
+        boundary: Boundary::AfterClick,
+        variant,
+    } = trial.plan
+    {
+        site.arm(variant == Some(Variant::Lost))
+            .ok_or(TrialError::Unsupported("arm-next-effect"))?;
+    }
+    let base = WorkerSpec {
+        run_id: run_id.clone(),
+        incarnation: 1,
+        journal_path: journal.path().to_owned(),
+        profile_root: store.root().to_owned(),
+        profile_path: profile.path().to_owned(),
+        tmp_dir: root.join("tmp-w1"),
+        evidence_dir: Some(evidence_dir.to_owned()),
+        origin: site.origin(),
+        account: account.clone(),
+        armed: None,
+        step_timeout: settings.step_timeout.min(scenario.timeout),
+        lease_ttl: settings.lease_ttl,
+        webdriver_url: settings.webdriver_url.clone(),
+        own_process_group: true,
+        fast_first_navigation: settings.fast_first_navigation,
+    };
+    let spec_for = |incarnation: u32, armed: Option<Boundary>| {
+        let mut spec = base.clone();
+        spec.incarnation = incarnation;
+        spec.armed = armed;
+        spec.tmp_dir = root.join(format!("tmp-w{incarnation}"));
+        spec
+    };
+    let setup_ms = ms(started.elapsed());
+    let mut screenshot: Option<ScreenshotRef> = None;
+    let mut workers: Vec<Tracked> = Vec::new();
+    let mut judged: Vec<JudgedWorker> = Vec::new();
+    let timeout = scenario.timeout;
+    let phase1 = Instant::now();
+
+    if trial.boundary() == Some(Boundary::ConcurrentProfile) {
+        // Two workers on one profile at once: exactly one may hold the lease.
+        let a = spawn(trial, spec_for(1, None), settings, root).await?;
+        let b = spawn(trial, spec_for(2, None), settings, root).await?;
+        workers.push(a);
+        workers.push(b);
+        for w in workers.iter_mut() {
+            drive_to_end(w, timeout).await;
+            judged.push(judged_of(&w.evidence));
+        }
+    } else {
+        let mut first = spawn(trial, spec_for(1, strike_point(trial)), settings, root).await?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let event = tokio::time::timeout_at(deadline.into(), first.handle.next_event()).await;
+            match event {
+                Ok(Some(WorkerEvent::Started { .. })) => {
+                    first.evidence.launch_ms = ms(first.spawned.elapsed());
+                }
+                Ok(Some(WorkerEvent::Boundary {
+                    boundary,
+                    screenshot: shot,
+                    browser_pid,
+                })) => {
+                    first.evidence.struck = Some(boundary);
+                    screenshot = shot;
+                    if boundary == Boundary::BrowserCrash {
+                        // The browser dies under a live worker, which must notice.
+                        if let Some(pid) = browser_pid {
+                            process::kill_pid(pid);
+                        }
+                        process::kill_profile_processes(profile.path());
+                        first.handle.resume().await;
+                        continue;
+                    }
+                    if boundary == Boundary::AfterClick {
+                        // Deterministic: the request has landed (or been lost) at the site.
+                        site.wait_armed_reached(timeout).await;
+                    }
+                    first.handle.crash().await;
+                    first.evidence.end = WorkerEnd::Crashed;
+                    site.release_held();
+                    break;
+                }
+                Ok(Some(WorkerEvent::Finished { result })) => {
+                    first.evidence.result = Some(result);
+                    first.evidence.end = WorkerEnd::Finished;
+                    if !first.handle.wait_exit(Duration::from_secs(30)).await {
+                        first.evidence.end = WorkerEnd::TimedOut;
+                    }
+                    break;
+                }
+                Ok(None) => {
+                    first.evidence.end = WorkerEnd::Died;
+                    first.handle.wait_exit(Duration::from_secs(5)).await;
+                    break;
+                }
+                Err(_) => {
+                    first.handle.crash().await;
+                    first.evidence.end = WorkerEnd::TimedOut;
+                    break;
+                }
+            }
+        }
+        first.evidence.total_ms = ms(first.spawned.elapsed());
+        first.evidence.log_tail = first.handle.log_tail();
+        // A worker 1 that was not crashed on purpose is judged too (hazard trials, a
+        // browser_crash the worker noticed, a boundary the scenario never reached).
+        if first.evidence.end != WorkerEnd::Crashed {
+            judged.push(judged_of(&first.evidence));
+        }
+        workers.push(first);
+
+        // The world changes during the crash.
+        match trial.plan {
+            FaultPlan::Boundary {
+                boundary: Boundary::StaleProfileRestore,
+                variant,
+            } => {
+                if let Some(backup) = &backup {
+                    let _ = store.restore(&profile, backup);
+                }
+                if variant == Some(Variant::OtherAccount) {
+                    site.set_hazard(Hazard::AccountSwitch, true);
+                }
+            }
+            FaultPlan::Boundary {
+                boundary: Boundary::AfterTargetVerified,
+                variant: Some(Variant::AccountSwitched),
+            } => {
+                site.set_hazard(Hazard::AccountSwitch, true);
+            }
+            FaultPlan::Hazard { hazard } => site.set_hazard(hazard, false),
+            _ => {}
+        }
+    }
+    let scenario_ms = ms(phase1.elapsed());
+
+    // The recovery worker: the same scenario on the same run and profile.
+    let phase2 = Instant::now();
+    if trial.boundary() != Some(Boundary::ConcurrentProfile) {
+        let mut recovery = spawn(trial, spec_for(2, None), settings, root).await?;
+        drive_to_end(&mut recovery, timeout).await;
+        judged.push(judged_of(&recovery.evidence));
+        workers.push(recovery);
+    }
+    let recovery_ms = ms(phase2.elapsed());
+
+    // Facts, before the harness's own cleanup: what the agent left behind.
+    let oracle_started = Instant::now();
+    let effects = journal.side_effects(&run_id).unwrap_or_default();
+    let history = journal.history(&run_id).unwrap_or_default();
+    let ledger: Vec<RemoteEffect> = site.ledger();
+    let current_profile = journal
+        .browser_sessions(&run_id)
+        .ok()
+        .and_then(|s| s.last().map(|r| r.profile_path.clone()))
+        .unwrap_or_else(|| profile.path().to_owned());
+    let profiles = profile_dirs(store.root());
+    let leaked_profiles = profiles
+        .iter()
+        .filter(|p| !same_path(p, &current_profile))
+        .count();
+    let held_locks = profiles.iter().filter(|p| lock_held(p)).count();
+    let leaked_processes: usize = profiles
+        .iter()
+        .map(|p| process::processes_using_profile(p).len())
+        .sum();
+    let oracle_ms_before_cleanup = ms(oracle_started.elapsed());
+
+    // Cleanup: every profile of the trial, failed or not, with proof.
+    let cleanup_started = Instant::now();
+    for p in &profiles {
+        process::kill_profile_processes(p);
+    }
+    let coordinator = CleanupCoordinator::new(&journal, &store);
+    let mut cleanup = Vec::new();
+    for p in &profiles {
+        let report = coordinator.remove_profile(p);
+        cleanup.push(CleanupEvidence {
+            profile: p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            outcome: report.outcome,
+        });
+    }
+    let _ = std::fs::remove_dir_all(store.root().join(".backups"));
+    let chromium_temp_dirs = count_chromium_temp_dirs(root);
+    let profile_cleaned = cleanup.iter().all(|c| c.outcome == CleanupOutcome::Cleaned)
+        && profile_dirs(store.root()).is_empty();
+    let unproven_cleanups = cleanup
+        .iter()
+        .filter(|c| c.outcome != CleanupOutcome::Cleaned)
+        .count();
+    let cleanup_ms = ms(cleanup_started.elapsed());
+
+    let judge_started = Instant::now();
+    let mut evidence = Evidence {
+        trial: name.clone(),
+        scenario: scenario.name.to_owned(),
+        boundary: trial.boundary(),
+        variant: trial.variant(),
+        hazard: match trial.plan {
+            FaultPlan::Hazard { hazard } => Some(hazard),
+            FaultPlan::Boundary { .. } => None,
+        },
+        crash_mode: trial.crash_mode,
+        workers: workers.into_iter().map(|w| w.evidence).collect(),
+        checkpoint_trace: history
+            .iter()
+            .map(|t| TraceStep {
+                effect: t.effect.clone(),
+                from: t.from,
+                to: t.to,
+                incarnation: t.incarnation,
+            })
+            .collect(),
+        ledger: LedgerSummary {
+            effects: ledger.len(),
+            accounts: ledger.iter().map(|e| e.account.clone()).collect(),
+            objects: ledger.iter().map(|e| e.object.clone()).collect(),
+        },
+        verdicts: Vec::new(),
+        passed: false,
+        profile_cleaned,
+        cleanup,
+        chromium_temp_dirs,
+        durations: Durations::default(),
+        screenshot,
+    };
+    let secrets = site.secrets();
+    let secrets_in_evidence = evidence.count_secrets(&secrets);
+    let facts = Facts {
+        expected_account: account.id.clone(),
+        expected_tenant: account.tenant.clone(),
+        effects,
+        ledger,
+        judged_workers: judged,
+        leaked_profiles,
+        held_locks,
+        leaked_processes,
+        unproven_cleanups,
+        secrets_in_evidence,
+    };
+    evidence.verdicts = judge(&facts);
+    evidence.passed = evidence.verdicts.iter().all(|v| v.held) && profile_cleaned;
+    let oracle_ms = oracle_ms_before_cleanup + ms(judge_started.elapsed());
+    evidence.durations = Durations {
+        setup_ms,
+        browser_launch_ms: evidence.workers.iter().map(|w| w.launch_ms).sum(),
+        scenario_ms,
+        recovery_ms,
+        oracle_ms,
+        cleanup_ms,
+        total_ms: ms(started.elapsed()),
+    };
+    let evidence_path = evidence.write(evidence_dir).map_err(TrialError::Evidence)?;
+    Ok(TrialReport {
+        evidence,
+        evidence_path,
+    })
+}
+
+async fn spawn(
+    trial: &Trial,
+    spec: WorkerSpec,
+    settings: &TrialSettings,
+    root: &Path,
+) -> Result<Tracked, TrialError> {
+    let armed = spec.armed;
+    let incarnation = spec.incarnation;
+    let spawned = Instant::now();
+    let handle = spawn_worker(
+        trial.scenario,
+        spec,
+        trial.crash_mode,
+        &settings.worker_args,
+        root,
+    )
+    .await
+    .map_err(TrialError::Spawn)?;
+    Ok(Tracked {
+        handle,
+        spawned,
+        evidence: WorkerEvidence {
+            incarnation,
+            armed,
+            struck: None,
+            result: None,
+            end: WorkerEnd::Died,
+            launch_ms: 0,
+            total_ms: 0,
+            log_tail: String::new(),
+        },
+    })
+}
+
+/// Follows an unarmed worker to its end, within `timeout`.
+async fn drive_to_end(w: &mut Tracked, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match tokio::time::timeout_at(deadline.into(), w.handle.next_event()).await {
+            Ok(Some(WorkerEvent::Started { .. })) => w.evidence.launch_ms = ms(w.spawned.elapsed()),
+            Ok(Some(WorkerEvent::Boundary { .. })) => w.handle.resume().await,
+            Ok(Some(WorkerEvent::Finished { result })) => {
+                w.evidence.result = Some(result);
+                w.evidence.end = WorkerEnd::Finished;
+                if !w.handle.wait_exit(Duration::from_secs(30)).await {
+                    w.evidence.end = WorkerEnd::TimedOut;
+                }
+                break;
+            }
+            Ok(None) => {
+                w.evidence.end = WorkerEnd::Died;
+                w.handle.wait_exit(Duration::from_secs(5)).await;
+                break;
+            }
+            Err(_) => {
+                w.handle.crash().await;
+                w.evidence.end = WorkerEnd::TimedOut;
+                break;
+            }
+        }
+    }
+    w.evidence.total_ms = ms(w.spawned.elapsed());
+    w.evidence.log_tail = w.handle.log_tail();
+}
+
+fn judged_of(w: &WorkerEvidence) -> JudgedWorker {
+    JudgedWorker {
+        incarnation: w.incarnation,
+        result: w.result.filter(|_| w.end == WorkerEnd::Finished),
+        within_timeout: w.end != WorkerEnd::TimedOut,
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The profile folders under the root (not the backups).
+fn profile_dirs(root: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    a == b
+        || std::fs::canonicalize(a)
+            .ok()
+            .zip(std::fs::canonicalize(b).ok())
+            .is_some_and(|(a, b)| a == b)
+}
+
+/// Whether some process still holds the profile's lease lock.
+fn lock_held(profile: &Path) -> bool {
+    let path = profile.join(crate::profile::LOCK_FILE);
+    let Ok(file) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+    else {
+        return false;
+    };
+    match file.try_lock() {
+        Ok(()) => {
+            let _ = file.unlock();
+            false
+        }
+        Err(_) => true,
+    }
+}
+
+fn count_chromium_temp_dirs(root: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("tmp-w"))
+        .filter_map(|e| std::fs::read_dir(e.path()).ok())
+        .flat_map(|d| d.flatten())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("org.chromium.Chromium")
+        })
+        .count()
+}

@@ -1,0 +1,103 @@
+//! Where trials keep their files, and the limits they run under.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The environment variable naming the folder for trial roots and evidence.
+pub const OUT_ENV: &str = "BROWSER_FAULT_OUT";
+/// The environment variable naming the snapshot folder.
+pub const SNAPSHOTS_ENV: &str = "BROWSER_FAULT_SNAPSHOTS";
+
+/// How trials run. Build it with [`TrialSettings::from_env`] and change what you need;
+/// there is no global configuration.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct TrialSettings {
+    /// Evidence goes under `out_dir/evidence/<trial>`.
+    pub out_dir: PathBuf,
+    /// Trial roots (journal, profiles, TMPDIRs) go under this folder. It must be short:
+    /// Chromium puts a Unix socket in the worker's TMPDIR, and socket paths are limited to
+    /// 107 bytes. Default: `$TMPDIR/browser-fault-<uid>`.
+    pub trial_root_base: PathBuf,
+    /// The insta snapshot folder; `None` writes no snapshot.
+    pub snapshot_dir: Option<PathBuf>,
+    /// The limit of one step of a worker.
+    pub step_timeout: Duration,
+    /// The lease's time to live.
+    pub lease_ttl: Duration,
+    /// Arguments that make this binary run one worker (the `kill` crash mode re-enters it).
+    pub worker_args: Vec<String>,
+    /// A remote WebDriver endpoint (`BROWSER_FAULT_WEBDRIVER_URL`).
+    pub webdriver_url: Option<String>,
+    /// Start Chromium on `about:blank` (the fast first navigation).
+    pub fast_first_navigation: bool,
+}
+
+impl TrialSettings {
+    /// Settings from the environment: `BROWSER_FAULT_OUT` (default: `<target>/browser-fault`),
+    /// `BROWSER_FAULT_SNAPSHOTS` (default: `<workspace>/snapshots`),
+    /// `BROWSER_FAULT_WEBDRIVER_URL`.
+    pub fn from_env() -> Self {
+        let out_dir = std::env::var_os(OUT_ENV)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| target_dir().join("browser-fault"));
+        let snapshot_dir = match std::env::var_os(SNAPSHOTS_ENV) {
+            Some(v) if v.is_empty() => None,
+            Some(v) => Some(PathBuf::from(v)),
+            None => workspace_root().map(|w| w.join("snapshots")),
+        };
+        TrialSettings {
+            out_dir,
+            trial_root_base: std::env::temp_dir()
+                .join(format!("browser-fault-{}", nix::unistd::getuid())),
+            snapshot_dir,
+            step_timeout: Duration::from_secs(20),
+            lease_ttl: Duration::from_secs(120),
+            worker_args: Vec::new(),
+            webdriver_url: std::env::var(crate::browser::WEBDRIVER_URL_ENV)
+                .ok()
+                .filter(|s| !s.is_empty()),
+            fast_first_navigation: true,
+        }
+    }
+
+    /// Where a trial's evidence goes.
+    pub fn evidence_dir(&self, trial_name: &str) -> PathBuf {
+        self.out_dir.join("evidence").join(file_name(trial_name))
+    }
+}
+
+/// A trial name as a file name: `a::b::c` → `a__b__c`.
+pub(crate) fn file_name(trial_name: &str) -> String {
+    trial_name.replace("::", "__")
+}
+
+/// The cargo target folder this binary was built in.
+fn target_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(dir);
+    }
+    let exe = std::env::current_exe().unwrap_or_default();
+    let mut dir = exe.parent().unwrap_or(Path::new(".")).to_path_buf();
+    if dir.file_name().is_some_and(|n| n == "deps") {
+        dir.pop();
+    }
+    // `<target>/<profile>`: one more up.
+    dir.pop();
+    dir
+}
+
+/// The workspace of the package under test: the nearest ancestor of `CARGO_MANIFEST_DIR`
+/// (set by cargo when it runs tests) whose `Cargo.toml` declares `[workspace]`, else the
+/// package itself.
+fn workspace_root() -> Option<PathBuf> {
+    let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR")?);
+    for dir in manifest_dir.ancestors() {
+        if std::fs::read_to_string(dir.join("Cargo.toml"))
+            .is_ok_and(|t| t.lines().any(|l| l.trim() == "[workspace]"))
+        {
+            return Some(dir.to_path_buf());
+        }
+    }
+    Some(manifest_dir)
+}

@@ -1,0 +1,345 @@
+//! Starting workers and killing them: a child process in its own process group (`kill`),
+//! or a task in this process (`abort`); and the worker role of a re-entered test binary.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use crate::browser::process;
+use crate::fault::{Channel, FaultHook, Resume, WorkerEvent};
+use crate::logtail::LogTail;
+use crate::plan::CrashMode;
+use crate::registry::Scenario;
+use crate::worker::{FailureKind, LogSink, Worker, WorkerResult, WorkerSpec};
+
+/// The environment variable that turns a re-entered test binary into one worker.
+pub(crate) const WORKER_ENV: &str = "BROWSER_FAULT_WORKER";
+
+/// What a `kill`-mode worker process is told, through [`WORKER_ENV`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct WorkerLaunch {
+    pub(crate) spec: WorkerSpec,
+    pub(crate) module_path: String,
+    pub(crate) scenario: String,
+    pub(crate) socket: PathBuf,
+}
+
+/// The trial's side of one worker.
+#[derive(Debug)]
+pub(crate) struct WorkerHandle {
+    events: mpsc::UnboundedReceiver<WorkerEvent>,
+    control: Control,
+    log: Arc<Mutex<LogTail>>,
+    profile: PathBuf,
+}
+
+#[derive(Debug)]
+enum Control {
+    Process {
+        child: tokio::process::Child,
+        pgid: u32,
+        resume: Option<tokio::net::unix::OwnedWriteHalf>,
+    },
+    Task {
+        task: tokio::task::JoinHandle<()>,
+        resume: mpsc::UnboundedSender<Resume>,
+    },
+}
+
+impl WorkerHandle {
+    /// The next event, or `None` once the worker is gone.
+    pub(crate) async fn next_event(&mut self) -> Option<WorkerEvent> {
+        self.events.recv().await
+    }
+
+    /// Lets a worker waiting at a boundary go on.
+    pub(crate) async fn resume(&mut self) {
+        match &mut self.control {
+            Control::Process {
+                resume: Some(w), ..
+            } => {
+                let mut line = serde_json::to_vec(&Resume::Continue).unwrap_or_default();
+                line.push(b'\n');
+                let _ = w.write_all(&line).await;
+            }
+            Control::Process { resume: None, .. } => {}
+            Control::Task { resume, .. } => {
+                let _ = resume.send(Resume::Continue);
+            }
+        }
+    }
+
+    /// The crash: SIGKILL of the worker's process group (`kill`), or the worker's task
+    /// dropped and its browser tree killed (`abort`). Returns when the worker is gone.
+    pub(crate) async fn crash(&mut self) {
+        match &mut self.control {
+            Control::Process { child, pgid, .. } => {
+                process::kill_group(*pgid);
+                let _ = child.wait().await;
+            }
+            Control::Task { task, .. } => {
+                task.abort();
+                let _ = (&mut *task).await;
+            }
+        }
+        // Whatever of the browser outlived its group (nothing, when the group kill worked).
+        process::kill_profile_processes(&self.profile);
+    }
+
+    /// Waits until the worker has exited on its own, up to `limit`; kills it past that.
+    /// Returns whether it exited on its own.
+    pub(crate) async fn wait_exit(&mut self, limit: Duration) -> bool {
+        let exited = match &mut self.control {
+            Control::Process { child, .. } => {
+                tokio::time::timeout(limit, child.wait()).await.is_ok()
+            }
+            Control::Task { task, .. } => tokio::time::timeout(limit, &mut *task).await.is_ok(),
+        };
+        if !exited {
+            self.crash().await;
+        }
+        exited
+    }
+
+    /// The last 8 KiB of the worker's log.
+    pub(crate) fn log_tail(&self) -> String {
+        self.log.lock().unwrap_or_else(|p| p.into_inner()).text()
+    }
+}
+
+/// Starts one worker for `scenario` in `mode`.
+pub(crate) async fn spawn_worker(
+    scenario: &'static Scenario,
+    mut spec: WorkerSpec,
+    mode: CrashMode,
+    worker_args: &[String],
+    trial_root: &std::path::Path,
+) -> std::io::Result<WorkerHandle> {
+    let log = Arc::new(Mutex::new(LogTail::default()));
+    let (tx, rx) = mpsc::unbounded_channel();
+    let profile = spec.profile_path.clone();
+    match mode {
+        CrashMode::Abort => {
+            spec.own_process_group = true;
+            let (resume_tx, resume_rx) = mpsc::unbounded_channel();
+            let channel = Channel::InProcess {
+                events: tx,
+                resume: tokio::sync::Mutex::new(resume_rx),
+            };
+            let hook = Arc::new(FaultHook::new(
+                spec.armed,
+                channel,
+                spec.evidence_dir.clone(),
+            ));
+            let sink = LogSink::Tail(log.clone());
+            let task = tokio::spawn(async move {
+                run_worker(scenario, spec, hook, sink).await;
+            });
+            Ok(WorkerHandle {
+                events: rx,
+                control: Control::Task {
+                    task,
+                    resume: resume_tx,
+                },
+                log,
+                profile,
+            })
+        }
+        _ => {
+            spec.own_process_group = false;
+            let socket = trial_root.join(format!("w{}.sock", spec.incarnation));
+            let _ = std::fs::remove_file(&socket);
+            let listener = tokio::net::UnixListener::bind(&socket)?;
+            let launch = WorkerLaunch {
+                spec,
+                module_path: scenario.module_path.to_owned(),
+                scenario: scenario.name.to_owned(),
+                socket: socket.clone(),
+            };
+            let exe = std::env::current_exe()?;
+            let mut child = tokio::process::Command::new(exe)
+                .args(worker_args)
+                .env(
+                    WORKER_ENV,
+                    serde_json::to_string(&launch).map_err(std::io::Error::other)?,
+                )
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .process_group(0)
+                .kill_on_drop(true)
+                .spawn()?;
+            let pgid = child.id().unwrap_or(0);
+            for pipe in [
+                child
+                    .stdout
+                    .take()
+                    .map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
+                child
+                    .stderr
+                    .take()
+                    .map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Send + Unpin>),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let log = log.clone();
+                tokio::spawn(async move {
+                    let mut pipe = pipe;
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n) = pipe.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                        log.lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(&buf[..n]);
+                    }
+                });
+            }
+            let accepted = tokio::select! {
+                a = listener.accept() => a.ok(),
+                _ = child.wait() => None,
+                _ = tokio::time::sleep(Duration::from_secs(60)) => None,
+            };
+            let _ = std::fs::remove_file(&socket);
+            let Some((stream, _)) = accepted else {
+                process::kill_group(pgid);
+                let _ = child.wait().await;
+                drop(tx);
+                return Ok(WorkerHandle {
+                    events: rx,
+                    control: Control::Process {
+                        child,
+                        pgid,
+                        resume: None,
+                    },
+                    log,
+                    profile,
+                });
+            };
+            let (read, write) = stream.into_split();
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(read).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    if let Ok(event) = serde_json::from_str::<WorkerEvent>(&line) {
+                        let _ = tx.send(event);
+                    }
+                }
+            });
+            Ok(WorkerHandle {
+                events: rx,
+                control: Control::Process {
+                    child,
+                    pgid,
+                    resume: Some(write),
+                },
+                log,
+                profile,
+            })
+        }
+    }
+}
+
+/// One worker from start to end: start, run the scenario (a panic is caught and typed),
+/// report how it ended, then quit the browser and release the lease.
+pub(crate) async fn run_worker(
+    scenario: &'static Scenario,
+    spec: WorkerSpec,
+    hook: Arc<FaultHook>,
+    log: LogSink,
+) {
+    let mut worker = match Worker::start(spec, hook.clone(), log.clone()).await {
+        Ok(w) => w,
+        Err(e) => {
+            log.line(&format!(
+                "worker did not start: {}",
+                crate::runner::error_chain(&e)
+            ));
+            hook.report(WorkerEvent::Finished {
+                result: WorkerResult::Err(e.kind()),
+            })
+            .await;
+            return;
+        }
+    };
+    let run = scenario.run;
+    let joined = tokio::spawn(async move {
+        let result = run(&mut worker).await;
+        (worker, result)
+    })
+    .await;
+    match joined {
+        Ok((worker, result)) => {
+            let reported = WorkerResult::from(&result);
+            if let Err(e) = &result {
+                log.line(&format!("scenario ended: {:?}", e.kind()));
+            }
+            worker.finish().await;
+            hook.report(WorkerEvent::Finished { result: reported })
+                .await;
+        }
+        Err(_) => {
+            log.line("scenario panicked");
+            hook.report(WorkerEvent::Finished {
+                result: WorkerResult::Err(FailureKind::Panic),
+            })
+            .await;
+        }
+    }
+}
+
+/// The worker role of a re-entered test binary: runs one worker and exits.
+pub(crate) fn worker_process_main(launch: WorkerLaunch) -> ! {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(_) => std::process::exit(70),
+    };
+    let code = runtime.block_on(async move {
+        let Some(scenario) = crate::registry::find(&launch.module_path, &launch.scenario) else {
+            eprintln!(
+                "browser-fault worker: no scenario {}::{} in this binary",
+                launch.module_path, launch.scenario
+            );
+            return 2;
+        };
+        let hook = match FaultHook::connect(
+            launch.spec.armed,
+            &launch.socket,
+            launch.spec.evidence_dir.clone(),
+        )
+        .await
+        {
+            Ok(h) => Arc::new(h),
+            Err(e) => {
+                eprintln!("browser-fault worker: cannot reach the trial: {e}");
+                return 3;
+            }
+        };
+        run_worker(scenario, launch.spec, hook, LogSink::Stderr).await;
+        0
+    });
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    std::process::exit(code)
+}
+
+/// The worker launch in this process's environment, if it is a worker.
+pub(crate) fn worker_launch_from_env() -> Option<WorkerLaunch> {
+    let raw = std::env::var(WORKER_ENV).ok()?;
+    match serde_json::from_str(&raw) {
+        Ok(launch) => Some(launch),
+        Err(e) => {
+            eprintln!("browser-fault: {WORKER_ENV} is set but unreadable: {e}");
+            std::process::exit(2);
+        }
+    }
+}

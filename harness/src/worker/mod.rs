@@ -1,0 +1,573 @@
+//! One incarnation of the agent: a browser session on a profile, and the journal.
+//!
+//! A [`Worker`] is what a scenario gets. It holds the profile's lease, runs a real Chromium
+//! on the profile, and writes the journal. The fault points of the eight boundaries live in
+//! its primitives ([`Worker::start`], [`Page::login`], [`SideEffect::run`]), so a scenario
+//! crosses them without naming them.
+
+mod effect;
+mod error;
+mod page;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use effect::{EffectStatus, SideEffect};
+pub use error::{FailureKind, Outcome, SafeStop, TaskError, TaskResult, WorkerResult};
+pub use page::{Identity, Page, Target};
+
+use crate::browser::{Browser, BrowserBinaries, BrowserOptions, SessionRegistry, SessionToken};
+use crate::fault::{FaultHook, ScreenshotRef, WorkerEvent};
+use crate::journal::{
+    BrowserSessionRecord, Checkpoint, Journal, RequestKey, SideEffectRecord, TransitionError,
+};
+use crate::lease::{Lease, LeaseHolder};
+use crate::logtail::LogTail;
+use crate::plan::Boundary;
+use crate::profile::{PolicyFinding, Profile, ProfilePolicy, ProfileStore};
+
+/// A password or other secret: never printed, never serialized into evidence.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a secret.
+    pub fn new(s: impl Into<String>) -> Self {
+        Secret(s.into())
+    }
+    /// The secret itself, for the one place that must type it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+/// The account a worker must act as.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    /// The account id the site shows as `[data-account-id]`.
+    pub id: String,
+    /// Its tenant, shown as `[data-tenant-id]`.
+    pub tenant: String,
+    /// The login name.
+    pub username: String,
+    /// The password.
+    pub password: Secret,
+}
+
+/// Everything a worker needs to start: what a trial hands to each incarnation (serialized
+/// into the environment of a `kill`-mode worker process).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct WorkerSpec {
+    /// The run this worker belongs to.
+    pub run_id: String,
+    /// 1 for the first worker, 2 for the recovery worker, …
+    pub incarnation: u32,
+    /// The journal file.
+    pub journal_path: PathBuf,
+    /// The profile root.
+    pub profile_root: PathBuf,
+    /// The profile to run on.
+    pub profile_path: PathBuf,
+    /// This worker's `TMPDIR` (a killed Chromium leaves a folder there).
+    pub tmp_dir: PathBuf,
+    /// Where fault-point screenshots go.
+    pub evidence_dir: Option<PathBuf>,
+    /// The site's origin, e.g. `http://127.0.0.1:41234`.
+    pub origin: String,
+    /// The account to act as.
+    pub account: Account,
+    /// The boundary armed for this worker.
+    pub armed: Option<Boundary>,
+    /// The limit of one step (a navigation, a wait, a click).
+    pub step_timeout: Duration,
+    /// The lease's time to live.
+    pub lease_ttl: Duration,
+    /// A remote WebDriver endpoint instead of a local chromedriver.
+    pub webdriver_url: Option<String>,
+    /// Whether chromedriver gets a process group of its own (off for `kill`-mode worker
+    /// processes, whose whole group dies together).
+    pub own_process_group: bool,
+    /// Start Chromium on `about:blank` (see [`BrowserOptions::fast_first_navigation`]).
+    pub fast_first_navigation: bool,
+}
+
+/// Where a worker's log lines go.
+#[derive(Clone, Debug)]
+pub(crate) enum LogSink {
+    /// Standard error of a worker process: the trial keeps the rolling tail.
+    Stderr,
+    /// An in-process tail.
+    Tail(Arc<Mutex<LogTail>>),
+}
+
+impl LogSink {
+    pub(crate) fn line(&self, line: &str) {
+        match self {
+            LogSink::Stderr => eprintln!("{line}"),
+            LogSink::Tail(tail) => tail.lock().unwrap_or_else(|p| p.into_inner()).line(line),
+        }
+    }
+}
+
+/// What pages share with their worker.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) spec: WorkerSpec,
+    pub(crate) registry: SessionRegistry,
+    pub(crate) fault: Arc<FaultHook>,
+    pub(crate) log: LogSink,
+    pub(crate) journal: Journal,
+}
+
+/// One incarnation of the agent.
+#[derive(Debug)]
+pub struct Worker {
+    shared: Arc<Shared>,
+    store: ProfileStore,
+    profile: Profile,
+    lease: Option<Lease>,
+    token: Option<SessionToken>,
+    session_id: String,
+    sessions_started: u32,
+    findings: Vec<PolicyFinding>,
+    binaries: Option<BrowserBinaries>,
+}
+
+impl Worker {
+    /// Starts a worker: claims the profile's lease (a second worker is refused here, before
+    /// anything launches), checks the profile against the journal, bumps its generation,
+    /// writes the browser-session record, recovers a stale browser lock only when its owner is
+    /// dead, and launches the browser. Then the `after_profile_created` fault point.
+    pub(crate) async fn start(
+        spec: WorkerSpec,
+        fault: Arc<FaultHook>,
+        log: LogSink,
+    ) -> Result<Worker, TaskError> {
+        let journal = Journal::open(&spec.journal_path)?;
+        let store = ProfileStore::open(&spec.profile_root)?;
+        let profile = store.open_profile(&spec.profile_path)?;
+        let holder = LeaseHolder {
+            run_id: spec.run_id.clone(),
+            incarnation: spec.incarnation,
+            pid: std::process::id(),
+        };
+        let lease = match crate::lease::claim_lease(&journal, &profile, &holder, spec.lease_ttl) {
+            Ok(lease) => lease,
+            Err(e) if matches!(e.kind(), crate::lease::LeaseErrorKind::Held { .. }) => {
+                return Err(SafeStop::LeaseHeld.into());
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let binaries = match spec.webdriver_url {
+            Some(_) => None,
+            None => Some(BrowserBinaries::discover().map_err(crate::browser::BrowserError::from)?),
+        };
+        let previous = journal.browser_sessions(&spec.run_id)?;
+        let expected_generation = previous.iter().map(|s| s.profile_generation).max();
+        let policy = ProfilePolicy {
+            expected_generation,
+            expected_browser_version: binaries.as_ref().map(|b| b.major_version().to_owned()),
+            ..ProfilePolicy::default()
+        };
+        let findings = store.check_policy(&profile, &policy)?;
+        let shared = Arc::new(Shared {
+            registry: SessionRegistry::new(),
+            fault,
+            log: log.clone(),
+            journal,
+            spec,
+        });
+        let mut worker = Worker {
+            shared,
+            store,
+            profile,
+            lease: Some(lease),
+            token: None,
+            session_id: String::new(),
+            sessions_started: 0,
+            findings,
+            binaries,
+        };
+        for finding in &worker.findings {
+            worker.log(&format!("profile finding: {}", finding_name(finding)));
+        }
+        worker.launch_browser().await?;
+        worker.strike(Boundary::AfterProfileCreated).await;
+        Ok(worker)
+    }
+
+    /// Writes the session record, then launches a browser on the profile and installs it.
+    async fn launch_browser(&mut self) -> Result<(), TaskError> {
+        let spec = &self.shared.spec;
+        let generation = self.store.bump_generation(&self.profile)?;
+        self.sessions_started += 1;
+        self.session_id = format!(
+            "{}-w{}-s{}",
+            spec.run_id, spec.incarnation, self.sessions_started
+        );
+        let last_checkpoint = self
+            .shared
+            .journal
+            .side_effects(&spec.run_id)?
+            .iter()
+            .map(|e| e.state)
+            .last();
+        let mut record = BrowserSessionRecord::new(
+            spec.run_id.clone(),
+            self.session_id.clone(),
+            self.profile.path(),
+            spec.origin.clone(),
+            spec.account.id.clone(),
+            generation,
+            spec.incarnation,
+        );
+        record.last_checkpoint = last_checkpoint;
+        self.shared.journal.record_browser_session(&record)?;
+        recover_stale_singleton_lock(self.profile.path())?;
+        std::fs::create_dir_all(&spec.tmp_dir)
+            .map_err(|e| TaskError::Browser(crate::browser::BrowserError::DriverStart(e)))?;
+        let options = BrowserOptions {
+            command_timeout: spec.step_timeout,
+            own_process_group: spec.own_process_group,
+            fast_first_navigation: spec.fast_first_navigation,
+            ..BrowserOptions::default()
+        };
+        let browser = match (&spec.webdriver_url, &self.binaries) {
+            (Some(url), _) => Browser::connect_remote(url, self.profile.path(), &options).await?,
+            (None, Some(binaries)) => {
+                Browser::launch(binaries, self.profile.path(), &spec.tmp_dir, &options).await?
+            }
+            (None, None) => {
+                return Err(crate::browser::BrowserError::from(
+                    BrowserBinaries::discover().unwrap_err(),
+                )
+                .into());
+            }
+        };
+        let pid = browser.browser_pid();
+        let (token, previous) = self.shared.registry.install(browser);
+        if let Some(previous) = previous {
+            previous.quit().await;
+        }
+        self.token = Some(token);
+        self.log(&format!("browser session {} started", self.session_id));
+        self.shared
+            .fault
+            .report(WorkerEvent::Started {
+                browser_pid: pid,
+                browser_session_id: self.session_id.clone(),
+            })
+            .await;
+        Ok(())
+    }
+
+    /// The page of the current browser session (whatever it shows).
+    pub fn page(&self) -> Page {
+        Page::new(self.shared.clone(), self.token)
+    }
+
+    /// Navigates to `route` on the site (`/threads/42`) and waits until it loaded.
+    pub async fn open(&mut self, route: &str) -> Result<Page, TaskError> {
+        let page = self.page();
+        page.goto(route).await?;
+        Ok(page)
+    }
+
+    /// The account this worker must act as.
+    pub fn account(&self) -> &Account {
+        &self.shared.spec.account
+    }
+
+    /// The site's origin.
+    pub fn origin(&self) -> &str {
+        &self.shared.spec.origin
+    }
+
+    /// A target pre-filled with the expected origin, account and tenant.
+    pub fn target(&self) -> Target {
+        Target::account(&self.shared.spec.account.id).tenant(&self.shared.spec.account.tenant)
+    }
+
+    /// This worker's incarnation: 1 for the first, 2 for the recovery worker, …
+    pub fn incarnation(&self) -> u32 {
+        self.shared.spec.incarnation
+    }
+
+    /// The run's id.
+    pub fn run_id(&self) -> &str {
+        &self.shared.spec.run_id
+    }
+
+    /// The profile this worker runs on.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// What the profile check found when this worker started (a rollback, a browser change…).
+    pub fn profile_findings(&self) -> &[PolicyFinding] {
+        &self.findings
+    }
+
+    /// Refuses to go on when the profile check found a rollback or a browser change: the
+    /// profile cannot be trusted, so nothing may be done with it.
+    pub fn require_trusted_profile(&self) -> Result<(), TaskError> {
+        for finding in &self.findings {
+            match finding {
+                PolicyFinding::GenerationRolledBack { .. } => {
+                    return Err(SafeStop::ProfileRolledBack.into());
+                }
+                PolicyFinding::BrowserVersionChanged { .. } => {
+                    return Err(SafeStop::BrowserVersionChanged.into());
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Asks the site who this session is (`/api/me`) and refuses to go on unless it is the
+    /// expected account in the expected tenant. Run it after every login and before any side
+    /// effect: a profile's login is never trusted from its directory name or its history.
+    pub async fn probe_identity(&mut self) -> Result<Identity, TaskError> {
+        let page = self.page();
+        let identity = page.identity().await?;
+        let expected = &self.shared.spec.account;
+        if identity.account_id != expected.id {
+            self.log("identity probe: another account");
+            return Err(SafeStop::WrongAccount.into());
+        }
+        if identity.tenant_id != expected.tenant {
+            self.log("identity probe: another tenant");
+            return Err(SafeStop::WrongTenant.into());
+        }
+        Ok(identity)
+    }
+
+    /// Starts the checkpoint protocol of one side effect (see [`SideEffect`]).
+    pub fn side_effect(&mut self, name: &str) -> SideEffect<'_> {
+        SideEffect::new(self, name)
+    }
+
+    /// The lower-level journal API, for agents that write their own protocol.
+    pub fn journal(&self) -> JournalHandle<'_> {
+        JournalHandle { worker: self }
+    }
+
+    /// Appends a line to the worker's log (kept as a rolling 8 KiB tail in evidence). Never
+    /// log secrets: evidence is scanned for them.
+    pub fn log(&self, line: &str) {
+        self.shared.log.line(line);
+    }
+
+    /// Whether the browser process is still alive.
+    pub fn browser_alive(&self) -> bool {
+        self.token
+            .and_then(|t| self.shared.registry.with_browser(t, Browser::is_alive).ok())
+            .unwrap_or(false)
+    }
+
+    /// Replaces the worker's profile with a fresh one and removes the old one through the
+    /// cleanup coordinator (containment proven first). For a recovery worker that does not
+    /// trust the profile it found.
+    pub async fn replace_profile(&mut self) -> Result<(), TaskError> {
+        let old = self.adopt_fresh_profile().await?;
+        let coordinator =
+            crate::cleanup::CleanupCoordinator::new(&self.shared.journal, &self.store);
+        let report = coordinator.remove_profile(&old);
+        self.log(&format!("old profile removed: {:?}", report.outcome));
+        Ok(())
+    }
+
+    /// Switches to a fresh profile and returns the old one's path WITHOUT removing it: the
+    /// caller owns its cleanup. (The bug zoo's leaky agent forgets exactly that.)
+    pub async fn adopt_fresh_profile(&mut self) -> Result<PathBuf, TaskError> {
+        if let Some(token) = self.token.take()
+            && let Some(browser) = self.shared.registry.retire(token)
+        {
+            browser.quit().await;
+        }
+        if let Some(lease) = self.lease.take() {
+            let _ = lease.release();
+        }
+        let old = self.profile.path().to_owned();
+        let spec = &self.shared.spec;
+        let name = format!(
+            "{}-w{}-fresh{}",
+            short(&spec.run_id),
+            spec.incarnation,
+            self.sessions_started + 1
+        );
+        let marker = self.store.marker(&self.profile)?;
+        self.profile = self.store.create(&crate::profile::ProfileSpec {
+            name,
+            owner: marker.owner,
+            purpose: marker.purpose,
+            run_id: spec.run_id.clone(),
+            browser_version: marker.browser_version,
+        })?;
+        let holder = LeaseHolder {
+            run_id: spec.run_id.clone(),
+            incarnation: spec.incarnation,
+            pid: std::process::id(),
+        };
+        self.lease = Some(crate::lease::claim_lease(
+            &self.shared.journal,
+            &self.profile,
+            &holder,
+            spec.lease_ttl,
+        )?);
+        self.findings.clear();
+        self.launch_browser().await?;
+        Ok(old)
+    }
+
+    /// Ends the worker well: quits the browser, releases the lease.
+    pub(crate) async fn finish(mut self) {
+        if let Some(token) = self.token.take()
+            && let Some(browser) = self.shared.registry.retire(token)
+        {
+            browser.quit().await;
+        }
+        if let Some(lease) = self.lease.take() {
+            let _ = lease.release();
+        }
+    }
+
+    /// The fault point of `boundary`: when armed, screenshot first, then report and wait.
+    pub(crate) async fn strike(&self, boundary: Boundary) {
+        strike(&self.shared, self.token, boundary).await;
+    }
+}
+
+/// The lower-level journal API of a worker, bound to its run and incarnation.
+#[derive(Debug)]
+pub struct JournalHandle<'w> {
+    worker: &'w Worker,
+}
+
+impl JournalHandle<'_> {
+    /// Records the intent of side effect `effect` (idempotent: a recovery worker gets the
+    /// same row and the same request key).
+    pub fn record_intent(
+        &self,
+        effect: &str,
+        normalized_args: &str,
+    ) -> Result<SideEffectRecord, TaskError> {
+        let spec = &self.worker.shared.spec;
+        let hash = crate::journal::args_hash(normalized_args);
+        Ok(self.worker.shared.journal.record_intent(
+            &spec.run_id,
+            effect,
+            &hash,
+            spec.incarnation,
+        )?)
+    }
+
+    /// The current record of side effect `effect`.
+    pub fn side_effect(&self, effect: &str) -> Result<Option<SideEffectRecord>, TaskError> {
+        Ok(self
+            .worker
+            .shared
+            .journal
+            .side_effect(&self.worker.shared.spec.run_id, effect)?)
+    }
+
+    /// A compare-and-set transition of a checkpoint.
+    pub fn transition(
+        &self,
+        key: &RequestKey,
+        from: Checkpoint,
+        to: Checkpoint,
+    ) -> Result<(), TransitionError> {
+        self.worker
+            .shared
+            .journal
+            .transition(key, from, to, self.worker.shared.spec.incarnation)
+    }
+}
+
+pub(crate) async fn strike(shared: &Shared, token: Option<SessionToken>, boundary: Boundary) {
+    if !shared.fault.is_armed_for(boundary) {
+        return;
+    }
+    let driver = token.and_then(|t| shared.registry.driver(t).ok());
+    let pid = token.and_then(|t| {
+        shared
+            .registry
+            .with_browser(t, Browser::browser_pid)
+            .ok()
+            .flatten()
+    });
+    let mut screenshot = None;
+    if let (Some(driver), Some(dir)) = (driver, shared.fault.screenshot_dir()) {
+        let shot = tokio::time::timeout(Duration::from_secs(5), driver.screenshot_as_png()).await;
+        if let Ok(Ok(png)) = shot {
+            screenshot = save_screenshot(dir, &shared.spec, boundary, &png);
+        }
+    }
+    shared.log.line(&format!("fault point {boundary} reached"));
+    shared.fault.strike(boundary, screenshot, pid).await;
+}
+
+fn save_screenshot(
+    dir: &Path,
+    spec: &WorkerSpec,
+    boundary: Boundary,
+    png: &[u8],
+) -> Option<ScreenshotRef> {
+    use sha2::Digest;
+    let file = format!("w{}-{}.png", spec.incarnation, boundary);
+    std::fs::create_dir_all(dir).ok()?;
+    std::fs::write(dir.join(&file), png).ok()?;
+    let sha256 = sha2::Sha256::digest(png)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Some(ScreenshotRef { file, sha256 })
+}
+
+fn short(run_id: &str) -> &str {
+    &run_id[..run_id.len().min(12)]
+}
+
+/// Chromium's `SingletonLock` is a symlink to `<host>-<pid>`. A lock whose owner is dead on
+/// this host is stale and removed (with its `SingletonSocket`/`SingletonCookie`); a lock
+/// held by a live process, or by another host, is refused.
+fn recover_stale_singleton_lock(profile: &Path) -> Result<(), TaskError> {
+    let lock = profile.join("SingletonLock");
+    let Ok(target) = std::fs::read_link(&lock) else {
+        return Ok(());
+    };
+    let target = target.to_string_lossy().into_owned();
+    let (host, pid) = target.rsplit_once('-').ok_or(SafeStop::ProfileInUse)?;
+    let pid: u32 = pid.parse().map_err(|_| SafeStop::ProfileInUse)?;
+    let this_host = crate::process::host_name();
+    if host != this_host || crate::process::pid_alive(pid) {
+        return Err(SafeStop::ProfileInUse.into());
+    }
+    for name in ["SingletonLock", "SingletonSocket", "SingletonCookie"] {
+        let _ = std::fs::remove_file(profile.join(name));
+    }
+    Ok(())
+}
+
+fn finding_name(finding: &PolicyFinding) -> &'static str {
+    match finding {
+        PolicyFinding::TooOld { .. } => "too old",
+        PolicyFinding::GenerationTooHigh { .. } => "generation too high",
+        PolicyFinding::BrowserVersionChanged { .. } => "browser version changed",
+        PolicyFinding::GenerationRolledBack { .. } => "generation rolled back",
+        PolicyFinding::GenerationAdvanced { .. } => "generation advanced",
+    }
+}

@@ -1,0 +1,543 @@
+//! The page a scenario drives: navigation, auto-waiting element actions, the login helper,
+//! target verification and read-only API calls made inside the browser (with its cookies).
+//!
+//! Every method returns a future that owns what it needs (`'static`), so a closure like
+//! `|p| p.click("button#send")` can hand it back directly. Every step has a timeout; on
+//! timeout the session is retired through the identity-checked registry and its browser
+//! killed, so the timed-out future can never drive a browser again.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use thirtyfour::prelude::*;
+
+use super::{Shared, strike};
+use crate::browser::{BrowserError, SessionToken};
+use crate::plan::Boundary;
+use crate::worker::{Account, SafeStop, TaskError};
+
+/// Who the site says this session is (`/api/me`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    /// The account.
+    pub account_id: String,
+    /// Its tenant.
+    pub tenant_id: String,
+}
+
+/// What a page must show before a side effect may be taken on it. A URL check alone is
+/// never enough: the origin, the route, the account and tenant markers, the object, the
+/// absence of an interstitial and, when asked, the tenant the API answers for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[must_use]
+pub struct Target {
+    account: Option<String>,
+    tenant: Option<String>,
+    route: Option<String>,
+    object: Option<String>,
+    check_api: bool,
+}
+
+impl Target {
+    /// A target acting as `account` (`[data-account-id]`).
+    pub fn account(account: &str) -> Self {
+        Target {
+            account: Some(account.to_owned()),
+            ..Target::default()
+        }
+    }
+    /// The tenant the page must name (`[data-tenant-id]`).
+    pub fn tenant(mut self, tenant: &str) -> Self {
+        self.tenant = Some(tenant.to_owned());
+        self
+    }
+    /// The route prefix the page must be on (`/threads/42`).
+    pub fn route(mut self, route: &str) -> Self {
+        self.route = Some(route.to_owned());
+        self
+    }
+    /// The object the page must show (`[data-object-id]`).
+    pub fn object(mut self, object: &str) -> Self {
+        self.object = Some(object.to_owned());
+        self
+    }
+    /// Also ask the site's API who this session is, and require the same account and tenant:
+    /// catches a page that looks right while its API answers for another tenant.
+    pub fn api(mut self) -> Self {
+        self.check_api = true;
+        self
+    }
+}
+
+/// The markers of the current page, read in one round trip.
+#[derive(Debug, Default, Deserialize)]
+struct Markers {
+    origin: String,
+    path: String,
+    page: Option<String>,
+    account: Option<String>,
+    tenant: Option<String>,
+    object: Option<String>,
+}
+
+const MARKERS_JS: &str = r#"
+const b = document.body, o = document.querySelector('[data-object-id]');
+return { origin: location.origin, path: location.pathname,
+  page: b ? (b.dataset.page || null) : null,
+  account: b ? (b.dataset.accountId || null) : null,
+  tenant: b ? (b.dataset.tenantId || null) : null,
+  object: o ? o.dataset.objectId : null };
+"#;
+
+const CLICK_JS: &str = r#"
+const el = arguments[0];
+el.scrollIntoView({ block: 'center' });
+setTimeout(() => el.click(), 50);
+"#;
+
+const FETCH_JS: &str = r#"
+const done = arguments[arguments.length - 1];
+fetch(arguments[0], { credentials: 'same-origin', headers: { 'Accept': 'application/json' } })
+  .then(r => r.text().then(t => done([r.status, t])))
+  .catch(() => done([0, '']));
+"#;
+
+/// The page of a worker's current browser session. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Page {
+    shared: Arc<Shared>,
+    token: Option<SessionToken>,
+}
+
+impl Page {
+    pub(crate) fn new(shared: Arc<Shared>, token: Option<SessionToken>) -> Self {
+        Page { shared, token }
+    }
+
+    fn driver(&self) -> Result<WebDriver, TaskError> {
+        let token = self.token.ok_or(BrowserError::Retired)?;
+        Ok(self.shared.registry.driver(token)?)
+    }
+
+    /// Runs one step under the step timeout; on timeout retires this session.
+    async fn step<T>(
+        &self,
+        name: &'static str,
+        fut: impl Future<Output = Result<T, TaskError>>,
+    ) -> Result<T, TaskError> {
+        let limit = self.shared.spec.step_timeout;
+        match tokio::time::timeout(limit, fut).await {
+            Ok(Err(TaskError::Browser(BrowserError::Command(e)))) => Err(self.classify(e)),
+            Ok(r) => r,
+            Err(_) => {
+                if let Some(token) = self.token
+                    && let Some(mut browser) = self.shared.registry.retire(token)
+                {
+                    browser.kill();
+                }
+                self.shared
+                    .log
+                    .line(&format!("step {name} timed out; session retired"));
+                Err(TaskError::Timeout {
+                    step: name,
+                    after: limit,
+                })
+            }
+        }
+    }
+
+    /// A failed command on a dead browser is a crash, which the worker must notice.
+    fn classify(&self, e: Box<thirtyfour::error::WebDriverError>) -> TaskError {
+        let alive = self
+            .token
+            .and_then(|t| {
+                self.shared
+                    .registry
+                    .with_browser(t, crate::browser::Browser::is_alive)
+                    .ok()
+            })
+            .unwrap_or(true);
+        if alive {
+            TaskError::Browser(BrowserError::Command(e))
+        } else {
+            TaskError::Browser(BrowserError::Crashed)
+        }
+    }
+
+    /// Navigates to `route` on the site and waits for the load.
+    pub fn goto(&self, route: &str) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
+        let this = self.clone();
+        let url = format!("{}{}", this.shared.spec.origin, route);
+        async move {
+            this.step("goto", async {
+                this.driver()?.goto(url).await.map_err(BrowserError::from)?;
+                Ok(())
+            })
+            .await
+        }
+    }
+
+    /// Waits until an element matches `selector`; returns it.
+    async fn wait_element(&self, selector: &str) -> Result<WebElement, TaskError> {
+        let driver = self.driver()?;
+        let limit = self.shared.spec.step_timeout;
+        let deadline = Instant::now() + limit;
+        let mut backoff = Duration::from_millis(5);
+        loop {
+            match driver.find(By::Css(selector)).await {
+                Ok(el) => return Ok(el),
+                Err(e) if is_no_such_element(&e) && Instant::now() < deadline => {
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_millis(50));
+                }
+                Err(e) if is_no_such_element(&e) => {
+                    return Err(TaskError::NotFound {
+                        selector: selector.to_owned(),
+                        after: limit,
+                    });
+                }
+                Err(e) => return Err(BrowserError::from(e).into()),
+            }
+        }
+    }
+
+    /// Waits until an element matches `selector` (auto-waiting, no sleeps in the scenario).
+    pub fn wait_for(
+        &self,
+        selector: &str,
+    ) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
+        let this = self.clone();
+        let selector = selector.to_owned();
+        async move {
+            this.step("wait_for", async {
+                this.wait_element(&selector).await.map(drop)
+            })
+            .await
+        }
+    }
+
+    /// Waits until one of `selectors` matches; returns the index of the first that does.
+    /// For outcomes with several possible pages (sent, or refused as stale).
+    pub fn wait_for_any(
+        &self,
+        selectors: &[&str],
+    ) -> impl Future<Output = Result<usize, TaskError>> + Send + use<> {
+        let this = self.clone();
+        let selectors: Vec<String> = selectors.iter().map(|s| (*s).to_owned()).collect();
+        async move {
+            this.step("wait_for_any", async {
+                let driver = this.driver()?;
+                let limit = this.shared.spec.step_timeout;
+                let deadline = Instant::now() + limit;
+                let mut backoff = Duration::from_millis(5);
+                loop {
+                    for (i, selector) in selectors.iter().enumerate() {
+                        match driver.find(By::Css(selector.as_str())).await {
+                            Ok(_) => return Ok(i),
+                            Err(e) if is_no_such_element(&e) => {}
+                            Err(e) => return Err(BrowserError::from(e).into()),
+                        }
+                    }
+                    if Instant::now() >= deadline {
+                        return Err(TaskError::NotFound {
+                            selector: selectors.join(" | "),
+                            after: limit,
+                        });
+                    }
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_millis(50));
+                }
+            })
+            .await
+        }
+    }
+
+    /// Clicks the element matching `selector` once it is there. Returns when the click is
+    /// dispatched, not when a navigation it starts has finished: the next step waits for that.
+    pub fn click(
+        &self,
+        selector: &str,
+    ) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
+        let this = self.clone();
+        let selector = selector.to_owned();
+        async move {
+            this.step("click", async {
+                let el = this.wait_element(&selector).await?;
+                // Dispatched from a task of the page, so the command returns at once even when
+                // the click starts a navigation whose response the site holds: chromedriver's
+                // native click would wait for that navigation.
+                let arg = el.to_json().map_err(BrowserError::from)?;
+                this.driver()?
+                    .execute(CLICK_JS, vec![arg])
+                    .await
+                    .map_err(BrowserError::from)?;
+                Ok(())
+            })
+            .await
+        }
+    }
+
+    /// Types `value` into the field matching `selector`, replacing what it held.
+    pub fn fill(
+        &self,
+        selector: &str,
+        value: &str,
+    ) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
+        let this = self.clone();
+        let selector = selector.to_owned();
+        let value = value.to_owned();
+        async move {
+            this.step("fill", async {
+                let el = this.wait_element(&selector).await?;
+                el.clear().await.map_err(BrowserError::from)?;
+                el.send_keys(value).await.map_err(BrowserError::from)?;
+                Ok(())
+            })
+            .await
+        }
+    }
+
+    /// The text of the element matching `selector`.
+    pub fn text(
+        &self,
+        selector: &str,
+    ) -> impl Future<Output = Result<String, TaskError>> + Send + use<> {
+        let this = self.clone();
+        let selector = selector.to_owned();
+        async move {
+            this.step("text", async {
+                Ok(this
+                    .wait_element(&selector)
+                    .await?
+                    .text()
+                    .await
+                    .map_err(BrowserError::from)?)
+            })
+            .await
+        }
+    }
+
+    /// An attribute of the element matching `selector`.
+    pub fn attr(
+        &self,
+        selector: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<String>, TaskError>> + Send + use<> {
+        let this = self.clone();
+        let selector = selector.to_owned();
+        let name = name.to_owned();
+        async move {
+            this.step("attr", async {
+                Ok(this
+                    .wait_element(&selector)
+                    .await?
+                    .attr(&name)
+                    .await
+                    .map_err(BrowserError::from)?)
+            })
+            .await
+        }
+    }
+
+    async fn markers(&self) -> Result<Markers, TaskError> {
+        let ret = self
+            .driver()?
+            .execute(MARKERS_JS, Vec::new())
+            .await
+            .map_err(BrowserError::from)?;
+        ret.convert().map_err(|_| TaskError::UnexpectedReply {
+            what: "page markers",
+        })
+    }
+
+    /// The page's kind (`<body data-page>`): `login`, `thread`, `consent`, …
+    pub fn kind(&self) -> impl Future<Output = Result<Option<String>, TaskError>> + Send + use<> {
+        let this = self.clone();
+        async move {
+            this.step("kind", async { Ok(this.markers().await?.page) })
+                .await
+        }
+    }
+
+    /// Whether the site shows its login form.
+    pub fn is_login(&self) -> impl Future<Output = Result<bool, TaskError>> + Send + use<> {
+        let kind = self.kind();
+        async move { Ok(kind.await?.as_deref() == Some("login")) }
+    }
+
+    /// Signs in as `account` through the login form, then crosses the `after_login` fault
+    /// point. A refused login is a safe stop ([`SafeStop::NotSignedIn`]).
+    pub fn login(
+        &self,
+        account: &Account,
+    ) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
+        let this = self.clone();
+        let account = account.clone();
+        async move {
+            this.fill("#login-form input[name=username]", &account.username)
+                .await?;
+            this.fill(
+                "#login-form input[name=password]",
+                account.password.expose(),
+            )
+            .await?;
+            this.click("button#login").await?;
+            // Wait for the answer: another page, or the form again with an error.
+            this.step("login", async {
+                let driver = this.driver()?;
+                let limit = this.shared.spec.step_timeout;
+                let deadline = Instant::now() + limit;
+                loop {
+                    if driver.find(By::Css("#login-error")).await.is_ok() {
+                        return Err(SafeStop::NotSignedIn.into());
+                    }
+                    let m = this.markers().await?;
+                    if m.page.as_deref() != Some("login") {
+                        return Ok(());
+                    }
+                    if Instant::now() >= deadline {
+                        return Err(TaskError::NotFound {
+                            selector: "body:not([data-page=login])".into(),
+                            after: limit,
+                        });
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            })
+            .await?;
+            this.shared.log.line("signed in");
+            strike(&this.shared, this.token, Boundary::AfterLogin).await;
+            Ok(())
+        }
+    }
+
+    /// Checks that the page is `target`; a mismatch is a typed safe stop.
+    pub fn expect_target(
+        &self,
+        target: Target,
+    ) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
+        let this = self.clone();
+        async move {
+            let m = this.step("expect_target", this.markers()).await?;
+            let spec = &this.shared.spec;
+            match m.page.as_deref() {
+                Some("login") => return Err(SafeStop::NotSignedIn.into()),
+                Some("login-interstitial" | "consent") => return Err(SafeStop::Interstitial.into()),
+                Some("stale") => return Err(SafeStop::StaleTarget.into()),
+                _ => {}
+            }
+            if m.origin != spec.origin {
+                return Err(SafeStop::WrongRoute.into());
+            }
+            if let Some(route) = &target.route
+                && !m.path.starts_with(route.as_str())
+            {
+                return Err(SafeStop::WrongRoute.into());
+            }
+            if let Some(account) = &target.account
+                && m.account.as_ref() != Some(account)
+            {
+                return Err(SafeStop::WrongAccount.into());
+            }
+            if let Some(tenant) = &target.tenant
+                && m.tenant.as_ref() != Some(tenant)
+            {
+                return Err(SafeStop::WrongTenant.into());
+            }
+            if let Some(object) = &target.object
+                && m.object.as_ref() != Some(object)
+            {
+                return Err(SafeStop::WrongObject.into());
+            }
+            if target.check_api {
+                let who = this.identity().await?;
+                if target
+                    .account
+                    .as_ref()
+                    .is_some_and(|a| *a != who.account_id)
+                {
+                    return Err(SafeStop::WrongAccount.into());
+                }
+                if target.tenant.as_ref().is_some_and(|t| *t != who.tenant_id)
+                    || m.tenant.as_ref() != Some(&who.tenant_id)
+                {
+                    return Err(SafeStop::WrongTenant.into());
+                }
+            }
+            Ok(())
+        }
+    }
+
+    /// GETs a JSON route of the site from inside the page, with the session's cookies.
+    /// Read-only by contract: use it for probes and reconciliation. Returns the HTTP status and
+    /// the parsed body (`Null` when it is not JSON).
+    pub fn api_get(
+        &self,
+        route: &str,
+    ) -> impl Future<Output = Result<(u16, serde_json::Value), TaskError>> + Send + use<> {
+        let this = self.clone();
+        let route = route.to_owned();
+        async move {
+            this.step("api_get", async {
+                let driver = this.driver()?;
+                let origin = &this.shared.spec.origin;
+                let here = this.markers().await?.origin;
+                if &here != origin {
+                    driver
+                        .goto(format!("{origin}/"))
+                        .await
+                        .map_err(BrowserError::from)?;
+                }
+                let ret = driver
+                    .execute_async(FETCH_JS, vec![serde_json::Value::String(route.clone())])
+                    .await
+                    .map_err(BrowserError::from)?;
+                let (status, body): (u16, String) =
+                    ret.convert().map_err(|_| TaskError::UnexpectedReply {
+                        what: "an API call",
+                    })?;
+                Ok((
+                    status,
+                    serde_json::from_str(&body).unwrap_or(serde_json::Value::Null),
+                ))
+            })
+            .await
+        }
+    }
+
+    /// Who the site says this session is (`GET /api/me`). Not signed in is a safe stop.
+    pub fn identity(&self) -> impl Future<Output = Result<Identity, TaskError>> + Send + use<> {
+        let call = self.api_get("/api/me");
+        async move {
+            let (status, body) = call.await?;
+            if status == 401 || status == 403 {
+                return Err(SafeStop::NotSignedIn.into());
+            }
+            serde_json::from_value(body).map_err(|_| TaskError::UnexpectedReply { what: "/api/me" })
+        }
+    }
+
+    /// A PNG screenshot of the page.
+    pub fn screenshot(&self) -> impl Future<Output = Result<Vec<u8>, TaskError>> + Send + use<> {
+        let this = self.clone();
+        async move {
+            this.step("screenshot", async {
+                Ok(this
+                    .driver()?
+                    .screenshot_as_png()
+                    .await
+                    .map_err(BrowserError::from)?)
+            })
+            .await
+        }
+    }
+}
+
+fn is_no_such_element(e: &WebDriverError) -> bool {
+    matches!(
+        e.as_inner(),
+        thirtyfour::error::WebDriverErrorInner::NoSuchElement(_)
+    )
+}

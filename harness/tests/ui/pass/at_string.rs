@@ -1,0 +1,17 @@
+//! `at` as one boundary name.
+
+use browser_fault::browser_fault;
+use browser_fault::plan::Boundary;
+use browser_fault::worker::{Outcome, TaskResult, Worker};
+
+#[browser_fault(at = "after_click")]
+async fn send_message(_w: &mut Worker) -> TaskResult {
+    Ok(Outcome::Completed)
+}
+
+fn main() {
+    let all = browser_fault::registry::scenarios();
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].name, "send_message");
+    assert_eq!(all[0].boundaries, [Boundary::AfterClick]);
+}

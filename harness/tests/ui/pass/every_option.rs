@@ -1,0 +1,54 @@
+//! Every option at once, reached only through `browser_fault` (as a downstream crate that
+//! depends on nothing else would).
+
+use browser_fault::browser_fault;
+use browser_fault::plan::{Boundary, CrashMode, Hazard};
+use browser_fault::worker::{Outcome, TaskResult, Worker};
+use std::time::Duration;
+
+#[browser_fault(
+    at = ["after_click", "browser_crash"],
+    site = browser_fault::site::fixture_site,
+    account = "acct-test-42",
+    crash = "abort",
+    timeout = "45s",
+    hazards = ["stale_tab", "expired_session"],
+)]
+async fn send_message(_w: &mut Worker) -> TaskResult {
+    Ok(Outcome::Completed)
+}
+
+fn fast_site() -> browser_fault::site::SiteSpec {
+    browser_fault::site::fixture_site()
+}
+
+#[browser_fault(at = "after_login", site = fast_site, timeout = "500ms", hazards = "all")]
+async fn log_in(_w: &mut Worker) -> TaskResult {
+    Ok(Outcome::Completed)
+}
+
+#[browser_fault(at = "concurrent_profile", crash = "kill", timeout = "2m")]
+async fn two_workers(_w: &mut Worker) -> TaskResult {
+    Ok(Outcome::Completed)
+}
+
+fn main() {
+    let all = browser_fault::registry::scenarios();
+    let names: Vec<&str> = all.iter().map(|s| s.name).collect();
+    assert_eq!(names, ["log_in", "send_message", "two_workers"]);
+
+    let log_in = all[0];
+    assert_eq!(log_in.timeout, Duration::from_millis(500));
+    assert_eq!(log_in.hazards, Hazard::ALL);
+
+    let send = all[1];
+    assert_eq!(send.boundaries, [Boundary::AfterClick, Boundary::BrowserCrash]);
+    assert_eq!(send.hazards, [Hazard::ExpiredSession, Hazard::StaleTab]);
+    assert_eq!(send.crash_mode, CrashMode::Abort);
+    assert_eq!(send.timeout, Duration::from_secs(45));
+    assert_eq!(send.account, Some("acct-test-42"));
+
+    let two = all[2];
+    assert_eq!(two.crash_mode, CrashMode::Kill);
+    assert_eq!(two.timeout, Duration::from_secs(120));
+}

@@ -1,0 +1,49 @@
+//! Scenarios inside modules, one named like its module, one with a raw identifier, one
+//! whose `#[cfg]` follows the attribute (the generated items come and go with it).
+
+use browser_fault::worker::{Outcome, TaskResult, Worker};
+
+mod messages {
+    use super::*;
+    use browser_fault::browser_fault;
+
+    #[browser_fault(at = "after_click")]
+    pub(crate) async fn send_message(_w: &mut Worker) -> TaskResult {
+        Ok(Outcome::Completed)
+    }
+
+    pub(crate) mod send {
+        use super::*;
+
+        #[browser_fault(at = "browser_crash")]
+        pub async fn send(_w: &mut Worker) -> TaskResult {
+            Ok(Outcome::Completed)
+        }
+
+        #[browser_fault(at = "after_login")]
+        async fn r#type(_w: &mut Worker) -> TaskResult {
+            Ok(Outcome::Completed)
+        }
+
+        #[browser_fault(at = "after_login")]
+        #[cfg(any())]
+        async fn compiled_out(_w: &mut Worker) -> TaskResult {
+            Ok(Outcome::Completed)
+        }
+    }
+}
+
+fn main() {
+    let all: Vec<(&str, &str)> = browser_fault::registry::scenarios()
+        .iter()
+        .map(|s| (s.name, s.module_path))
+        .collect();
+    assert_eq!(
+        all,
+        [
+            ("send", "fn_in_module::messages::send"),
+            ("send_message", "fn_in_module::messages"),
+            ("type", "fn_in_module::messages::send"),
+        ]
+    );
+}
