@@ -172,6 +172,7 @@ impl Evidence {
         settings.add_redaction(".workers[].log_tail", "[log tail]");
         settings.add_redaction(".screenshot.sha256", "[sha256]");
         settings.add_redaction(".chromium_temp_dirs", "[count]");
+        settings.add_redaction(".cleanup[].profile", "[profile]");
         let name = crate::trial::snapshot_name(&self.trial);
         settings.bind(|| insta::assert_json_snapshot!(name, self));
     }

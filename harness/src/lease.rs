@@ -119,7 +119,7 @@ pub struct Lease {
 #[error("{kind} (profile {})", profile_path.display())]
 pub struct LeaseError {
     profile_path: PathBuf,
-    kind: LeaseErrorKind,
+    kind: Box<LeaseErrorKind>,
     #[source]
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
 }
@@ -128,7 +128,7 @@ impl LeaseError {
     fn new(profile_path: &Path, kind: LeaseErrorKind) -> LeaseError {
         LeaseError {
             profile_path: profile_path.to_owned(),
-            kind,
+            kind: Box::new(kind),
             source: None,
         }
     }
@@ -136,7 +136,7 @@ impl LeaseError {
     fn journal(profile_path: &Path, e: JournalError) -> LeaseError {
         LeaseError {
             profile_path: profile_path.to_owned(),
-            kind: LeaseErrorKind::Journal,
+            kind: Box::new(LeaseErrorKind::Journal),
             source: Some(Box::new(e)),
         }
     }
@@ -189,7 +189,7 @@ pub fn claim_lease(
     ttl: Duration,
 ) -> Result<Lease, LeaseError> {
     let path = profile.path();
-    let lock = match open_lock_file(path, true).and_then(|f| try_lock(f)) {
+    let lock = match open_lock_file(path, true).and_then(try_lock) {
         Ok(Some(file)) => file,
         Ok(None) => {
             let holder = lease_row(journal, path).map_err(|e| LeaseError::journal(path, e))?;

@@ -191,7 +191,7 @@ pub enum PolicyFinding {
 #[error("{kind} ({})", path.display())]
 pub struct ProfileError {
     path: PathBuf,
-    kind: ProfileErrorKind,
+    kind: Box<ProfileErrorKind>,
     #[source]
     source: Option<std::io::Error>,
 }
@@ -200,7 +200,7 @@ impl ProfileError {
     fn new(path: &Path, kind: ProfileErrorKind) -> ProfileError {
         ProfileError {
             path: path.to_owned(),
-            kind,
+            kind: Box::new(kind),
             source: None,
         }
     }
@@ -208,7 +208,7 @@ impl ProfileError {
     fn io(path: &Path, kind: ProfileErrorKind, source: std::io::Error) -> ProfileError {
         ProfileError {
             path: path.to_owned(),
-            kind,
+            kind: Box::new(kind),
             source: Some(source),
         }
     }

@@ -149,7 +149,7 @@ pub(crate) fn now_unix_ms() -> u64 {
 #[error("{kind} (journal {})", path.display())]
 pub struct JournalError {
     path: PathBuf,
-    kind: JournalErrorKind,
+    kind: Box<JournalErrorKind>,
     #[source]
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
 }
@@ -158,7 +158,7 @@ impl JournalError {
     pub(crate) fn new(path: &Path, kind: JournalErrorKind) -> JournalError {
         JournalError {
             path: path.to_owned(),
-            kind,
+            kind: Box::new(kind),
             source: None,
         }
     }

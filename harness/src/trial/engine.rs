@@ -96,7 +96,8 @@ fn strike_point(trial: &Trial) -> Option<Boundary> {
             ..
         } => None,
         FaultPlan::Boundary { boundary, .. } => Some(boundary),
-        FaultPlan::Hazard { .. } => None,
+        // The hazard appears while the worker is down, after it signed in.
+        FaultPlan::Hazard { .. } => Some(Boundary::AfterLogin),
     }
 }
 
@@ -301,7 +302,7 @@ async fn run_with_site(
             } => {
                 site.set_hazard(Hazard::AccountSwitch, true);
             }
-            FaultPlan::Hazard { hazard } => site.set_hazard(hazard, false),
+            FaultPlan::Hazard { hazard } => site.set_hazard(hazard, true),
             _ => {}
         }
     }
