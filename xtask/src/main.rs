@@ -1,1 +1,274 @@
-fn main() {}
+//! `cargo xtask drill` and `cargo xtask test`: a preflight that finds (or installs)
+//! Chromium and chromedriver, then the real work.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+use browser_fault::browser::{BrowserBinaries, PreflightError};
+
+const USAGE: &str = "usage: cargo xtask <drill | test | matrix [N]>
+  drill       the acceptance drill: crash the reference agent at each step, print the matrix
+  test        the whole test suite (what CI runs)
+  matrix [N]  the reference agent's full matrix N times in a row (default 10): no flake allowed";
+
+/// The drill's steps: (what it proves, the trial that proves it).
+const DRILL: &[(&str, &str)] = &[
+    (
+        "start with a known account and object; persist run, session, generation, key; kill after target verification; verify identity again",
+        "send_message::after_target_verified",
+    ),
+    (
+        "the world changes during the crash: trusting the old verification is caught",
+        "send_message::after_target_verified::account_switched",
+    ),
+    (
+        "kill right after a known mutation; reconcile read-only; classify confirmed",
+        "send_message::after_click::landed",
+    ),
+    (
+        "kill after a request that never landed; classify UNKNOWN, never retry blindly",
+        "send_message::after_click::lost",
+    ),
+    (
+        "kill after the site accepted, before REMOTE_CONFIRMED is durable; reconcile",
+        "send_message::after_remote_effect",
+    ),
+    (
+        "restore an older profile signed in as another account: fail closed",
+        "send_message::stale_profile_restore::other_account",
+    ),
+    (
+        "restore an older generation of the same account: fail closed",
+        "send_message::stale_profile_restore::older_generation",
+    ),
+    (
+        "kill the browser under a live worker; recover the stale lock; no duplicate",
+        "send_message::browser_crash",
+    ),
+    (
+        "two workers on one profile: exactly one holds the lease",
+        "send_message::concurrent_profile",
+    ),
+];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("drill") => preflight().and_then(|_| drill()),
+        Some("test") => preflight().and_then(|_| test()),
+        Some("matrix") => {
+            preflight().and_then(|_| matrix(args.get(1).and_then(|n| n.parse().ok()).unwrap_or(10)))
+        }
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(code) => ExitCode::from(code),
+    }
+}
+
+/// Finds Chromium and chromedriver; installs Debian's packages when they are missing and we
+/// may (root, apt-get present); otherwise says what to do.
+fn preflight() -> Result<BrowserBinaries, u8> {
+    match BrowserBinaries::discover() {
+        Ok(b) => {
+            eprintln!(
+                "preflight: chromium {} and chromedriver {} (major versions match)",
+                b.chrome_version, b.chromedriver_version
+            );
+            Ok(b)
+        }
+        Err(PreflightError::NotFound { .. }) if can_apt() => {
+            eprintln!(
+                "preflight: chromium or chromedriver missing; installing the Debian packages `chromium` and `chromium-driver` with apt-get"
+            );
+            let ok = run(Command::new("apt-get").arg("update").arg("-qq"))
+                && run(Command::new("apt-get")
+                    .args([
+                        "install",
+                        "-y",
+                        "-qq",
+                        "--no-install-recommends",
+                        "chromium",
+                        "chromium-driver",
+                    ])
+                    .env("DEBIAN_FRONTEND", "noninteractive"));
+            if !ok {
+                eprintln!(
+                    "preflight: apt-get failed; install `chromium` and `chromium-driver`, or set BROWSER_FAULT_CHROME and BROWSER_FAULT_CHROMEDRIVER"
+                );
+                return Err(4);
+            }
+            BrowserBinaries::discover().map_err(|e| {
+                eprintln!("preflight: {e}");
+                4
+            })
+        }
+        Err(e) => {
+            eprintln!("preflight: {e}");
+            Err(4)
+        }
+    }
+}
+
+fn can_apt() -> bool {
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout.starts_with(b"0"))
+        .unwrap_or(false);
+    root && Path::new("/usr/bin/apt-get").exists()
+}
+
+fn run(cmd: &mut Command) -> bool {
+    cmd.status().map(|s| s.success()).unwrap_or(false)
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// The whole suite: every crate's tests, the suites, the downstream example.
+fn test() -> Result<(), u8> {
+    let ws = workspace();
+    if !run(cargo().current_dir(&ws).args(["test", "--workspace"])) {
+        return Err(1);
+    }
+    let downstream = ws.join("examples/downstream");
+    if downstream.join("Cargo.toml").exists()
+        && !run(cargo().current_dir(&downstream).args(["test"]))
+    {
+        return Err(1);
+    }
+    Ok(())
+}
+
+/// The reference agent's full matrix, `n` times in a row.
+fn matrix(n: usize) -> Result<(), u8> {
+    let ws = workspace();
+    let started = Instant::now();
+    for i in 1..=n {
+        eprintln!("matrix: round {i} of {n}");
+        let ok = run(cargo()
+            .current_dir(&ws)
+            .args([
+                "test",
+                "-q",
+                "-p",
+                "browser-fault-suites",
+                "--test",
+                "reference",
+            ])
+            .env("BROWSER_FAULT_SNAPSHOTS", ""));
+        if !ok {
+            eprintln!("matrix: round {i} failed: a flaky trial is a bug in the harness");
+            return Err(1);
+        }
+    }
+    eprintln!(
+        "matrix: {n} rounds, no failure, {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The acceptance drill.
+fn drill() -> Result<(), u8> {
+    let ws = workspace();
+    let out = ws.join("target/browser-fault-drill");
+    let _ = std::fs::remove_dir_all(&out);
+    println!("browser-fault acceptance drill: the reference agent against the fixture site\n");
+    for (i, (what, trial)) in DRILL.iter().enumerate() {
+        println!("  step {}: {what}\n          trial {trial}", i + 1);
+    }
+    println!();
+    let started = Instant::now();
+    let mut cmd = cargo();
+    cmd.current_dir(&ws)
+        .args([
+            "test",
+            "-q",
+            "-p",
+            "browser-fault-suites",
+            "--test",
+            "reference",
+            "--",
+            "--exact",
+        ])
+        .args(DRILL.iter().map(|(_, t)| *t))
+        .env("BROWSER_FAULT_OUT", &out)
+        .env("BROWSER_FAULT_SNAPSHOTS", "");
+    let ok = run(&mut cmd);
+    let wall = started.elapsed();
+    let mut failed = !ok;
+    println!(
+        "\nboundary × verdict (W = no wrong account, D = no duplicate, A = ambiguity visible, R = recover or stop safely, L = no leak, S = no secret)\n"
+    );
+    println!("  {:<58} W D A R L S  recovery", "trial");
+    let mut total_ms = 0u64;
+    let mut launch_ms = 0u64;
+    for (_, trial) in DRILL {
+        let path = out
+            .join("evidence")
+            .join(trial.replace("::", "__"))
+            .join("evidence.json");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            println!("  {trial:<58} (no evidence)");
+            failed = true;
+            continue;
+        };
+        let e: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let marks: Vec<&str> = e["verdicts"]
+            .as_array()
+            .map(|v| {
+                v.iter()
+                    .map(|v| {
+                        if v["held"].as_bool() == Some(true) {
+                            "✓"
+                        } else {
+                            "✗"
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let last = e["workers"]
+            .as_array()
+            .and_then(|w| w.last())
+            .map(|w| w["result"].to_string())
+            .unwrap_or_default();
+        println!("  {trial:<58} {}  {last}", marks.join(" "));
+        total_ms += e["durations"]["total_ms"].as_u64().unwrap_or(0);
+        launch_ms += e["durations"]["browser_launch_ms"].as_u64().unwrap_or(0);
+        if e["passed"].as_bool() != Some(true) {
+            failed = true;
+        }
+    }
+    println!(
+        "\ndrill wall time {:.1} s; trials {:.1} s, of which worker start to running browser {:.1} s ({:.0}%)",
+        wall.as_secs_f64(),
+        total_ms as f64 / 1000.0,
+        launch_ms as f64 / 1000.0,
+        100.0 * launch_ms as f64 / total_ms.max(1) as f64
+    );
+    println!("evidence: {}", out.join("evidence").display());
+    if failed {
+        println!(
+            "\nDRILL FAILED: read the failing trial's evidence.json (verdicts, checkpoint trace, log tails)"
+        );
+        return Err(1);
+    }
+    println!("\ndrill passed");
+    Ok(())
+}
