@@ -2,7 +2,7 @@
 //! `#[test]` for ordinary libtest targets. Everything generated is named after the fn's ident
 //! and reaches its dependencies through `::browser_fault::__private`.
 
-use proc_macro2::{Ident, Literal, Span, TokenStream};
+use proc_macro2::{Delimiter, Group, Ident, Literal, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::spanned::Spanned;
@@ -78,24 +78,28 @@ fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
         Some(lit) => quote!(::core::option::Option::Some(#lit)),
         None => quote!(::core::option::Option::None),
     };
-    // The user's path keeps its span: a fn of the wrong type is reported on it.
+    // A `site` fn of the wrong type is reported on the user's path alone: the expected
+    // type is spelled with the path's span, outside the long `Scenario::new` call.
     let site = match &plan.site {
-        Some(path) => path.to_token_stream(),
+        Some(path) => {
+            let span = path.span();
+            let ty = quote_spanned!(span=> fn() -> ::browser_fault::__private::SiteSpec);
+            quote_spanned!(span=> { let site: #ty = #path; site })
+        }
         None => quote!(::browser_fault::__private::default_site),
     };
 
     // Spans that put type errors on the user's tokens: a parameter that is not
     // `&mut Worker` on the parameter's type, an output that is not `TaskResult` (or a
     // future that is not `Send`) on the return type.
-    let param_span = match func.sig.inputs.first() {
-        Some(FnArg::Typed(pat)) => pat.ty.span(),
-        _ => ident.span(),
+    let worker = match func.sig.inputs.first() {
+        Some(FnArg::Typed(pat)) => spanning(&pat.ty, quote!(worker)),
+        _ => quote!(worker),
     };
     let output_span = match &func.sig.output {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => ident.span(),
     };
-    let worker = quote_spanned!(param_span=> worker);
     let call = quote_spanned!(output_span=> ::browser_fault::__private::Box::pin(#ident(#worker)));
 
     quote! {
@@ -146,6 +150,23 @@ fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
             }
         }
     }
+}
+
+/// `expr` as an expression whose span covers all of `tokens`: `(expr,).0`, with the tuple
+/// spanned at the first token and the index at the last, so that rustc's error underlines
+/// the whole of the user's tokens (a `Span::join` on stable).
+fn spanning(tokens: &impl ToTokens, expr: TokenStream) -> TokenStream {
+    let mut iter = tokens.to_token_stream().into_iter();
+    let Some(first) = iter.next() else {
+        return expr;
+    };
+    let start = first.span();
+    let end = iter.last().map_or(start, |t| t.span());
+    let mut tuple = Group::new(Delimiter::Parenthesis, quote!(#expr,));
+    tuple.set_span(start);
+    let mut index = Literal::usize_unsuffixed(0);
+    index.set_span(end);
+    quote!(#tuple.#index)
 }
 
 #[cfg(test)]

@@ -28,7 +28,6 @@ pub(crate) struct Plan {
 
 /// Checks the arguments and the fn; all errors found are recorded in `errors`.
 pub(crate) fn check(args: Args, func: &ScenarioFn, errors: &mut Errors) -> Option<Plan> {
-    check_fn(func, errors);
     let boundaries = match &args.at {
         None => Some(names::BOUNDARIES.to_vec()),
         Some(at) => errors.ok(boundaries(at)),
@@ -55,6 +54,8 @@ pub(crate) fn check(args: Args, func: &ScenarioFn, errors: &mut Errors) -> Optio
             "`account` must not be empty; omit it to use the site's default account",
         ));
     }
+    // After the arguments, so that errors come roughly in source order.
+    check_fn(func, errors);
     Some(Plan {
         boundaries: boundaries?,
         hazards: hazards?,

@@ -219,7 +219,7 @@ fn recover_or_stop_safely(f: &Facts) -> Verdict {
                 (_, Some(WorkerResult::Err(kind))) => {
                     format!("worker {} failed: {}", w.incarnation, kind_name(kind))
                 }
-                (_, Some(WorkerResult::Ok(_))) => unreachable_ok(w.incarnation),
+                (_, Some(WorkerResult::Ok(_))) => format!("worker {}", w.incarnation),
             });
         }
     }
@@ -424,8 +424,4 @@ mod tests {
         f.unproven_cleanups = 1;
         assert!(!held(&judge(&f), Invariant::NoLeak));
     }
-}
-
-fn unreachable_ok(incarnation: u32) -> String {
-    format!("worker {incarnation}")
 }

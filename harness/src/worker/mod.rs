@@ -222,7 +222,7 @@ impl Worker {
             .side_effects(&spec.run_id)?
             .iter()
             .map(|e| e.state)
-            .last();
+            .next_back();
         let mut record = BrowserSessionRecord::new(
             spec.run_id.clone(),
             self.session_id.clone(),

@@ -1,5 +1,5 @@
 use browser_fault::browser_fault;
-use browser_fault::worker::{Outcome, TaskResult, Worker};
+use browser_fault::worker::{Outcome, TaskResult};
 
 #[browser_fault]
 async fn send_message<W: Send>(_w: &mut W) -> TaskResult {

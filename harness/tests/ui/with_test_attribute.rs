@@ -1,10 +1,11 @@
 use browser_fault::browser_fault;
-use browser_fault::worker::{Outcome, TaskResult, Worker};
 
 #[browser_fault]
 #[test]
-async fn send_message(_w: &mut Worker) -> TaskResult {
-    Ok(Outcome::Completed)
+async fn send_message(
+    _w: &mut browser_fault::worker::Worker,
+) -> browser_fault::worker::TaskResult {
+    Ok(browser_fault::worker::Outcome::Completed)
 }
 
 fn main() {}

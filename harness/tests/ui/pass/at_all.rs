@@ -19,13 +19,14 @@ fn main() {
     let all = browser_fault::registry::scenarios();
     let names: Vec<&str> = all.iter().map(|s| s.name).collect();
     assert_eq!(names, ["defaults", "explicit"]);
-    for s in all {
+    for s in &all {
         assert_eq!(s.boundaries, Boundary::ALL);
         assert!(s.hazards.is_empty());
         assert_eq!(s.crash_mode, CrashMode::Kill);
         assert_eq!(s.timeout, Scenario::DEFAULT_TIMEOUT);
         assert_eq!(s.account, None);
-        assert_eq!(s.module_path, "at_all");
+        // trybuild names the crate; a scenario at the root has the crate's path.
+        assert!(!s.module_path.contains("::"), "{}", s.module_path);
         assert!(s.file.ends_with("at_all.rs"), "{}", s.file);
     }
     assert_eq!(all[0].line, 14);
