@@ -12,5 +12,8 @@ async fn send_message(_w: &mut Worker) -> TaskResult {
 fn main() {
     let all = browser_fault::registry::scenarios();
     assert_eq!(all.len(), 1);
-    assert_eq!(all[0].boundaries, [Boundary::AfterClick, Boundary::BrowserCrash]);
+    assert_eq!(
+        all[0].boundaries,
+        [Boundary::AfterClick, Boundary::BrowserCrash]
+    );
 }

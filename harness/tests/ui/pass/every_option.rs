@@ -42,7 +42,10 @@ fn main() {
     assert_eq!(log_in.hazards, Hazard::ALL);
 
     let send = all[1];
-    assert_eq!(send.boundaries, [Boundary::AfterClick, Boundary::BrowserCrash]);
+    assert_eq!(
+        send.boundaries,
+        [Boundary::AfterClick, Boundary::BrowserCrash]
+    );
     assert_eq!(send.hazards, [Hazard::ExpiredSession, Hazard::StaleTab]);
     assert_eq!(send.crash_mode, CrashMode::Abort);
     assert_eq!(send.timeout, Duration::from_secs(45));

@@ -37,7 +37,12 @@ fn main() {
     let all: Vec<(&str, &str)> = browser_fault::registry::scenarios()
         .iter()
         // The path after the crate's name (trybuild names the crate).
-        .map(|s| (s.name, s.module_path.split_once("::").map_or("", |(_, m)| m)))
+        .map(|s| {
+            (
+                s.name,
+                s.module_path.split_once("::").map_or("", |(_, m)| m),
+            )
+        })
         .collect();
     assert_eq!(
         all,
