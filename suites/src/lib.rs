@@ -54,3 +54,64 @@ pub async fn send_hello(w: &mut Worker) -> TaskResult {
         .run()
         .await
 }
+
+/// Bug zoo: retries blindly after losing the response. Its "reconciliation" sends again
+/// and claims success, so a request that landed is duplicated. Caught by `no_duplicate` at
+/// `after_click::landed`, and by nothing else.
+pub async fn blind_retry(w: &mut Worker) -> TaskResult {
+    let route = format!("/threads/{THREAD}");
+    w.require_trusted_profile()?;
+    open_signed_in(w, &route).await?;
+    w.probe_identity().await?;
+    let target = w.target().route(&route).object(THREAD);
+    let send = |p: Page, key: RequestKey| async move {
+        p.fill("#request-key", key.as_str()).await?;
+        p.fill("#body", "hello").await?;
+        p.click("button#send").await
+    };
+    w.side_effect("send-hello")
+        .args(format!("thread={THREAD};body=hello"))
+        .verify(move |p| p.expect_target(target.clone()))
+        .act(send)
+        .confirm(|p, key| p.wait_for(&format!("[data-sent-key=\"{key}\"]")))
+        .reconcile(move |p, key| async move {
+            // The bug: no read-only check, just send again and call it done.
+            p.goto(&format!("/threads/{THREAD}")).await?;
+            send(p.clone(), key.clone()).await?;
+            p.wait_for(&format!("[data-sent-key=\"{key}\"]")).await?;
+            Ok(EffectStatus::Present)
+        })
+        .run()
+        .await
+}
+
+/// Bug zoo: trusts the profile it finds: no profile check, no identity probe, and a
+/// verification that looks at the route only. After a stale restore signed in as another
+/// account it sends under that account. Caught by `no_wrong_account` at
+/// `stale_profile_restore::other_account`, and by nothing else.
+pub async fn trusting(w: &mut Worker) -> TaskResult {
+    let route = format!("/threads/{THREAD}");
+    open_signed_in(w, &route).await?;
+    w.side_effect("send-hello")
+        .args(format!("thread={THREAD};body=hello"))
+        .verify(|p| p.wait_for("#send-form"))
+        .act(|p, key| async move {
+            p.fill("#request-key", key.as_str()).await?;
+            p.fill("#body", "hello").await?;
+            p.click("button#send").await
+        })
+        .confirm(|p, key| p.wait_for(&format!("[data-sent-key=\"{key}\"]")))
+        .reconcile(|p, key| p.effect_status(key))
+        .run()
+        .await
+}
+
+/// Bug zoo: a recovery worker that "starts clean" on a fresh profile and never removes the
+/// one it abandoned. Caught by `no_leak` at `after_profile_created`, and by nothing else.
+pub async fn leaky(w: &mut Worker) -> TaskResult {
+    if w.incarnation() > 1 {
+        // The bug: the old profile's cleanup is the caller's, and it never happens.
+        let _abandoned = w.adopt_fresh_profile().await?;
+    }
+    send_hello(w).await
+}

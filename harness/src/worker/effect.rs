@@ -154,7 +154,6 @@ impl<'w> SideEffect<'w> {
             }
             Checkpoint::IntentRecorded | Checkpoint::TargetVerified => {}
         }
-        worker.require_trusted_profile()?;
         if let Some(verify) = &verify {
             verify(worker.page()).await?;
         }
