@@ -31,6 +31,9 @@ pub struct ScreenshotRef {
 #[serde(tag = "event", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum WorkerEvent {
+    /// The worker is up and waits at the start gate (before claiming the lease) for the
+    /// trial's word: how two workers are made to race for one profile at the same instant.
+    Ready,
     /// The worker holds its lease and its browser runs.
     Started {
         /// The browser's pid, when known.
@@ -176,6 +179,16 @@ impl FaultHook {
             browser_pid,
         })
         .await;
+        self.wait_resume().await;
+    }
+
+    /// Reports [`WorkerEvent::Ready`] and waits for the trial's word.
+    pub(crate) async fn start_gate(&self) {
+        self.report(WorkerEvent::Ready).await;
+        self.wait_resume().await;
+    }
+
+    async fn wait_resume(&self) {
         match &self.channel {
             Channel::Socket(stream) => {
                 let mut guard = stream.lock().await;

@@ -27,14 +27,54 @@ pub const EXIT_CLEANUP_GATE: i32 = 3;
 /// linked into the binary with libtest-mimic's flags. Use it through [`main!`](crate::main!).
 pub fn main() -> ! {
     enter_worker_role_if_asked();
-    let args = Arguments::from_args();
+    let (args, filters) = arguments(std::env::args());
     let settings = TrialSettings::from_env();
     let trials: Vec<Trial> = registry::scenarios()
         .into_iter()
         .flat_map(trial::expand)
+        .filter(|t| {
+            filters.is_empty()
+                || filters.iter().any(|f| {
+                    if args.exact {
+                        t.name() == *f
+                    } else {
+                        t.name().contains(f.as_str())
+                    }
+                })
+        })
         .collect();
     let conclusion = run_trials(&args, trials, settings);
     conclusion.exit()
+}
+
+/// libtest-mimic's arguments, with every positional filter taken out: libtest accepts
+/// several filters (`cargo test -- a b`), libtest-mimic one, so the runner applies them.
+pub fn arguments(raw: impl IntoIterator<Item = String>) -> (Arguments, Vec<String>) {
+    const TAKES_VALUE: &[&str] = &[
+        "--test-threads",
+        "--format",
+        "--logfile",
+        "--skip",
+        "--color",
+        "-Z",
+    ];
+    let mut rest = Vec::new();
+    let mut filters = Vec::new();
+    let mut raw = raw.into_iter();
+    if let Some(program) = raw.next() {
+        rest.push(program);
+    }
+    while let Some(arg) = raw.next() {
+        if TAKES_VALUE.contains(&arg.as_str()) {
+            rest.push(arg);
+            rest.extend(raw.next());
+        } else if arg.starts_with('-') {
+            rest.push(arg);
+        } else {
+            filters.push(arg);
+        }
+    }
+    (Arguments::from_iter(rest), filters)
 }
 
 /// Runs `trials` as libtest-mimic tests, then applies the aggregate gate: every trial that
@@ -69,6 +109,27 @@ pub fn run_trials(
         std::process::exit(EXIT_CLEANUP_GATE);
     }
     conclusion
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> (Arguments, Vec<String>) {
+        arguments(
+            std::iter::once("bin".to_owned()).chain(line.split_whitespace().map(str::to_owned)),
+        )
+    }
+
+    #[test]
+    fn takes_every_positional_filter_out_of_the_arguments() {
+        let (parsed, filters) = args("--exact a::b --test-threads 1 c --skip d --list");
+        assert_eq!(filters, ["a::b", "c"]);
+        assert!(parsed.exact && parsed.list);
+        assert_eq!(parsed.test_threads, Some(1));
+        assert_eq!(parsed.skip, ["d"]);
+        assert_eq!(parsed.filter, None);
+    }
 }
 
 #[derive(Debug, Default)]

@@ -84,6 +84,21 @@ pub fn kill_pid(pid: u32) {
     let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
 }
 
+/// Waits until `pid` is dead (gone or a zombie), up to `limit`; returns whether it is.
+/// A SIGKILL is delivered asynchronously: call this before acting on the death.
+pub async fn wait_dead(pid: u32, limit: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    let mut backoff = std::time::Duration::from_micros(200);
+    while !is_zombie(pid) {
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(std::time::Duration::from_millis(20));
+    }
+    true
+}
+
 fn is_zombie(pid: u32) -> bool {
     matches!(stat_fields(pid), Some(('Z', _)) | None)
 }

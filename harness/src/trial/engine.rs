@@ -195,6 +195,7 @@ async fn run_with_site(
         webdriver_url: settings.webdriver_url.clone(),
         own_process_group: true,
         fast_first_navigation: settings.fast_first_navigation,
+        start_gate: false,
     };
     let spec_for = |incarnation: u32, armed: Option<Boundary>| {
         let mut spec = base.clone();
@@ -212,10 +213,25 @@ async fn run_with_site(
 
     if trial.boundary() == Some(Boundary::ConcurrentProfile) {
         // Two workers on one profile at once: exactly one may hold the lease.
-        let a = spawn(trial, spec_for(1, None), settings, root).await?;
-        let b = spawn(trial, spec_for(2, None), settings, root).await?;
+        let gated = |incarnation| {
+            let mut spec = spec_for(incarnation, None);
+            spec.start_gate = true;
+            spec
+        };
+        let a = spawn(trial, gated(1), settings, root).await?;
+        let b = spawn(trial, gated(2), settings, root).await?;
         workers.push(a);
         workers.push(b);
+        // Both up and waiting at the gate, then both let go at once.
+        for w in workers.iter_mut() {
+            let ready = tokio::time::timeout(timeout, w.handle.next_event()).await;
+            if !matches!(ready, Ok(Some(WorkerEvent::Ready))) {
+                w.evidence.end = WorkerEnd::Died;
+            }
+        }
+        for w in workers.iter_mut() {
+            w.handle.resume().await;
+        }
         for w in workers.iter_mut() {
             drive_to_end(w, timeout).await;
             judged.push(judged_of(&w.evidence));
@@ -229,6 +245,7 @@ async fn run_with_site(
                 Ok(Some(WorkerEvent::Started { .. })) => {
                     first.evidence.launch_ms = ms(first.spawned.elapsed());
                 }
+                Ok(Some(WorkerEvent::Ready)) => first.handle.resume().await,
                 Ok(Some(WorkerEvent::Boundary {
                     boundary,
                     screenshot: shot,
@@ -240,6 +257,7 @@ async fn run_with_site(
                         // The browser dies under a live worker, which must notice.
                         if let Some(pid) = browser_pid {
                             process::kill_pid(pid);
+                            process::wait_dead(pid, Duration::from_secs(10)).await;
                         }
                         process::kill_profile_processes(profile.path());
                         first.handle.resume().await;
@@ -474,7 +492,7 @@ async fn drive_to_end(w: &mut Tracked, timeout: Duration) {
     loop {
         match tokio::time::timeout_at(deadline.into(), w.handle.next_event()).await {
             Ok(Some(WorkerEvent::Started { .. })) => w.evidence.launch_ms = ms(w.spawned.elapsed()),
-            Ok(Some(WorkerEvent::Boundary { .. })) => w.handle.resume().await,
+            Ok(Some(WorkerEvent::Boundary { .. } | WorkerEvent::Ready)) => w.handle.resume().await,
             Ok(Some(WorkerEvent::Finished { result })) => {
                 w.evidence.result = Some(result);
                 w.evidence.end = WorkerEnd::Finished;

@@ -254,6 +254,9 @@ pub(crate) async fn run_worker(
     hook: Arc<FaultHook>,
     log: LogSink,
 ) {
+    if spec.start_gate {
+        hook.start_gate().await;
+    }
     let mut worker = match Worker::start(spec, hook.clone(), log.clone()).await {
         Ok(w) => w,
         Err(e) => {

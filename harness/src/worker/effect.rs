@@ -176,10 +176,13 @@ impl<'w> SideEffect<'w> {
             Checkpoint::ActionSubmitted,
         )?;
         worker.log(&format!("{name}: ACTION_SUBMITTED"));
+        // The page before the click is what the fault point shows: once the click is
+        // dispatched, a screenshot would wait on the navigation the site holds.
+        let shot = worker.screenshot_ahead(Boundary::AfterClick).await;
         if let Some(act) = &act {
             act(worker.page(), key.clone()).await?;
         }
-        worker.strike(Boundary::AfterClick).await;
+        worker.strike_with(Boundary::AfterClick, shot).await;
         let observed = match &confirm {
             Some(confirm) => confirm(worker.page(), key.clone()).await,
             None => Ok(()),

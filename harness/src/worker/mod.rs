@@ -100,6 +100,8 @@ pub struct WorkerSpec {
     pub own_process_group: bool,
     /// Start Chromium on `about:blank` (see [`BrowserOptions::fast_first_navigation`]).
     pub fast_first_navigation: bool,
+    /// Wait at the start gate for the trial's word before claiming the lease.
+    pub start_gate: bool,
 }
 
 /// Where a worker's log lines go.
@@ -448,6 +450,23 @@ impl Worker {
     pub(crate) async fn strike(&self, boundary: Boundary) {
         strike(&self.shared, self.token, boundary).await;
     }
+
+    /// Takes the screenshot of `boundary`'s fault point now, when it is armed: for a point
+    /// that follows an action whose navigation the site may hold (a screenshot then would
+    /// wait on that navigation). [`Worker::strike_with`] reports it.
+    pub(crate) async fn screenshot_ahead(&self, boundary: Boundary) -> Option<ScreenshotRef> {
+        if !self.shared.fault.is_armed_for(boundary) {
+            return None;
+        }
+        take_screenshot(&self.shared, self.token, boundary).await
+    }
+
+    /// The fault point of `boundary` with a screenshot taken ahead.
+    pub(crate) async fn strike_with(&self, boundary: Boundary, screenshot: Option<ScreenshotRef>) {
+        if self.shared.fault.is_armed_for(boundary) {
+            report_strike(&self.shared, self.token, boundary, screenshot).await;
+        }
+    }
 }
 
 /// The lower-level journal API of a worker, bound to its run and incarnation.
@@ -501,7 +520,30 @@ pub(crate) async fn strike(shared: &Shared, token: Option<SessionToken>, boundar
     if !shared.fault.is_armed_for(boundary) {
         return;
     }
-    let driver = token.and_then(|t| shared.registry.driver(t).ok());
+    let screenshot = take_screenshot(shared, token, boundary).await;
+    report_strike(shared, token, boundary, screenshot).await;
+}
+
+async fn take_screenshot(
+    shared: &Shared,
+    token: Option<SessionToken>,
+    boundary: Boundary,
+) -> Option<ScreenshotRef> {
+    let driver = token.and_then(|t| shared.registry.driver(t).ok())?;
+    let dir = shared.fault.screenshot_dir()?;
+    let png = tokio::time::timeout(Duration::from_secs(5), driver.screenshot_as_png())
+        .await
+        .ok()?
+        .ok()?;
+    save_screenshot(dir, &shared.spec, boundary, &png)
+}
+
+async fn report_strike(
+    shared: &Shared,
+    token: Option<SessionToken>,
+    boundary: Boundary,
+    screenshot: Option<ScreenshotRef>,
+) {
     let pid = token.and_then(|t| {
         shared
             .registry
@@ -509,13 +551,6 @@ pub(crate) async fn strike(shared: &Shared, token: Option<SessionToken>, boundar
             .ok()
             .flatten()
     });
-    let mut screenshot = None;
-    if let (Some(driver), Some(dir)) = (driver, shared.fault.screenshot_dir()) {
-        let shot = tokio::time::timeout(Duration::from_secs(5), driver.screenshot_as_png()).await;
-        if let Ok(Ok(png)) = shot {
-            screenshot = save_screenshot(dir, &shared.spec, boundary, &png);
-        }
-    }
     shared.log.line(&format!("fault point {boundary} reached"));
     shared.fault.strike(boundary, screenshot, pid).await;
 }
