@@ -104,6 +104,39 @@ pub struct WorkerSpec {
     pub start_gate: bool,
 }
 
+impl WorkerSpec {
+    /// A spec with the defaults: incarnation 1, nothing armed, 20 s steps, a 120 s lease,
+    /// a local chromedriver in its own process group, the fast first navigation.
+    pub fn new(
+        run_id: impl Into<String>,
+        journal_path: impl Into<PathBuf>,
+        profile_root: impl Into<PathBuf>,
+        profile_path: impl Into<PathBuf>,
+        tmp_dir: impl Into<PathBuf>,
+        origin: impl Into<String>,
+        account: Account,
+    ) -> Self {
+        WorkerSpec {
+            run_id: run_id.into(),
+            incarnation: 1,
+            journal_path: journal_path.into(),
+            profile_root: profile_root.into(),
+            profile_path: profile_path.into(),
+            tmp_dir: tmp_dir.into(),
+            evidence_dir: None,
+            origin: origin.into(),
+            account,
+            armed: None,
+            step_timeout: Duration::from_secs(20),
+            lease_ttl: Duration::from_secs(120),
+            webdriver_url: None,
+            own_process_group: true,
+            fast_first_navigation: true,
+            start_gate: false,
+        }
+    }
+}
+
 /// Where a worker's log lines go.
 #[derive(Clone, Debug)]
 pub(crate) enum LogSink {
@@ -147,6 +180,58 @@ pub struct Worker {
 }
 
 impl Worker {
+    /// Starts a worker outside any trial: no fault point is armed, nobody listens, the log
+    /// is kept in memory ([`Worker::log_tail`]). The run must exist in the journal and the
+    /// profile in the store. For exploring a scenario, and for testing the browser layer.
+    pub async fn start_standalone(spec: WorkerSpec) -> Result<Worker, TaskError> {
+        let tail = Arc::new(Mutex::new(LogTail::default()));
+        Worker::start(spec, Arc::new(FaultHook::detached()), LogSink::Tail(tail)).await
+    }
+
+    /// The rolling tail of this worker's log, when it keeps it in memory (a standalone or
+    /// `abort`-mode worker); `None` for a worker process, whose trial keeps it.
+    pub fn log_tail(&self) -> Option<String> {
+        match &self.shared.log {
+            LogSink::Tail(tail) => Some(tail.lock().unwrap_or_else(|p| p.into_inner()).text()),
+            LogSink::Stderr => None,
+        }
+    }
+
+    /// The browser's pid, and chromedriver's when the harness started it.
+    pub fn browser_pids(&self) -> (Option<u32>, Option<u32>) {
+        self.token
+            .and_then(|t| {
+                self.shared
+                    .registry
+                    .with_browser(t, |b| (b.browser_pid(), b.driver_pid()))
+                    .ok()
+            })
+            .unwrap_or((None, None))
+    }
+
+    /// SIGKILLs the browser's main process under this live worker (what the `browser_crash`
+    /// boundary does), leaving its stale `SingletonLock` in the profile.
+    pub fn kill_browser(&self) {
+        if let Some(token) = self.token {
+            let _ = self
+                .shared
+                .registry
+                .with_browser(token, Browser::kill_browser_only);
+        }
+    }
+
+    /// Launches a new browser session on the same profile, after the old one died: the stale
+    /// lock is recovered only when its owner is dead. A new browser-session record is written
+    /// first.
+    pub async fn relaunch_browser(&mut self) -> Result<(), TaskError> {
+        if let Some(token) = self.token.take()
+            && let Some(mut old) = self.shared.registry.retire(token)
+        {
+            old.kill();
+        }
+        self.launch_browser().await
+    }
+
     /// Starts a worker: claims the profile's lease (a second worker is refused here, before
     /// anything launches), checks the profile against the journal, bumps its generation,
     /// writes the browser-session record, recovers a stale browser lock only when its owner is
@@ -434,8 +519,9 @@ impl Worker {
         Ok(old)
     }
 
-    /// Ends the worker well: quits the browser, releases the lease.
-    pub(crate) async fn finish(mut self) {
+    /// Ends the worker well: quits the browser (and makes sure nothing of its process tree
+    /// is left), releases the lease.
+    pub async fn finish(mut self) {
         if let Some(token) = self.token.take()
             && let Some(browser) = self.shared.registry.retire(token)
         {
