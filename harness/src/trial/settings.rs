@@ -88,16 +88,107 @@ fn target_dir() -> PathBuf {
 }
 
 /// The workspace of the package under test: the nearest ancestor of `CARGO_MANIFEST_DIR`
-/// (set by cargo when it runs tests) whose `Cargo.toml` declares `[workspace]`, else the
-/// package itself.
+/// (set by cargo when it runs tests) whose `Cargo.toml` declares `[workspace]` and does not
+/// `exclude` the package, else the package itself.
 fn workspace_root() -> Option<PathBuf> {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR")?);
+    Some(workspace_root_of(&manifest_dir))
+}
+
+/// Cargo's own search: a workspace that excludes the package is not its workspace (cargo
+/// then looks further up), and a package with no workspace is its own root.
+fn workspace_root_of(manifest_dir: &Path) -> PathBuf {
     for dir in manifest_dir.ancestors() {
-        if std::fs::read_to_string(dir.join("Cargo.toml"))
-            .is_ok_and(|t| t.lines().any(|l| l.trim() == "[workspace]"))
-        {
-            return Some(dir.to_path_buf());
+        let Ok(toml) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
+            continue;
+        };
+        if !toml.lines().any(|l| l.trim() == "[workspace]") {
+            continue;
+        }
+        let excluded = workspace_excludes(&toml)
+            .iter()
+            .any(|ex| manifest_dir.starts_with(dir.join(ex)));
+        if !excluded {
+            return dir.to_path_buf();
         }
     }
-    Some(manifest_dir)
+    manifest_dir.to_path_buf()
+}
+
+/// The `exclude` paths of the `[workspace]` table of a `Cargo.toml`: a line scan, not a TOML
+/// parser, that reads the usual `exclude = ["a", "b"]` on one line or several.
+fn workspace_excludes(toml: &str) -> Vec<String> {
+    let mut in_workspace = false;
+    let mut list: Option<String> = None;
+    for line in toml.lines() {
+        let line = line.split('#').next().unwrap_or_default().trim();
+        if let Some(list) = &mut list {
+            list.push_str(line);
+        } else if line.starts_with('[') {
+            in_workspace = line == "[workspace]";
+        } else if let Some(value) = line
+            .strip_prefix("exclude")
+            .and_then(|rest| rest.trim_start().strip_prefix('='))
+            .filter(|_| in_workspace)
+        {
+            list = Some(value.to_owned());
+        }
+        if list.as_deref().is_some_and(|l| l.contains(']')) {
+            break;
+        }
+    }
+    list.unwrap_or_default()
+        .split(['"', '\''])
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(dir: &Path, text: &str) {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("Cargo.toml"), text).unwrap();
+    }
+
+    #[test]
+    fn a_member_belongs_to_the_workspace_above_it() {
+        let root = tempfile::tempdir().unwrap();
+        manifest(root.path(), "[workspace]\nmembers = [\"a\"]\n");
+        let member = root.path().join("a");
+        manifest(&member, "[package]\nname = \"a\"\n");
+        assert_eq!(workspace_root_of(&member), root.path());
+    }
+
+    #[test]
+    fn a_package_the_workspace_excludes_is_its_own_root() {
+        let root = tempfile::tempdir().unwrap();
+        manifest(
+            root.path(),
+            "[workspace]\nmembers = [\"a\"]\nexclude = [\n  \"b\", # a comment\n  \"examples/downstream\",\n]\n[workspace.dependencies]\nexclude = \"x\"\n",
+        );
+        let excluded = root.path().join("examples/downstream");
+        manifest(&excluded, "[package]\nname = \"downstream\"\n");
+        assert_eq!(workspace_root_of(&excluded), excluded);
+    }
+
+    #[test]
+    fn a_package_with_its_own_workspace_is_its_own_root() {
+        let root = tempfile::tempdir().unwrap();
+        manifest(root.path(), "[workspace]\nmembers = [\"a\"]\n");
+        let nested = root.path().join("b");
+        manifest(&nested, "[package]\nname = \"b\"\n\n[workspace]\n");
+        assert_eq!(workspace_root_of(&nested), nested);
+    }
+
+    #[test]
+    fn reads_excludes_on_one_line_and_only_from_the_workspace_table() {
+        let toml =
+            "[package]\nexclude = [\"src/big\"]\n\n[workspace]\nexclude = ['one', \"two\"]\n";
+        assert_eq!(workspace_excludes(toml), ["one", "two"]);
+        assert!(workspace_excludes("[workspace]\nmembers = [\"a\"]\n").is_empty());
+    }
 }
