@@ -91,8 +91,9 @@ pub fn run_trials(
         .map(|t| {
             let gate = gate.clone();
             let settings = settings.clone();
+            // No `with_kind`: a kind prefixes the listed name (`[kill] a::b`), and nextest
+            // runs each test by its listed name with `--exact`, which must match the trial.
             libtest_mimic::Trial::test(t.name(), move || run_one(&t, &settings, &gate))
-                .with_kind(t.crash_mode.as_str())
         })
         .collect();
     let conclusion = libtest_mimic::run(args, tests);
