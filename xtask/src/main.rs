@@ -139,16 +139,11 @@ fn workspace() -> PathBuf {
         .unwrap_or_default()
 }
 
-/// The whole suite: every crate's tests, the suites, the downstream example.
+/// The whole suite: every crate's tests and the suites, which include the downstream example
+/// (`suites/tests/downstream.rs` builds it and expects its faulty agent to fail).
 fn test() -> Result<(), u8> {
     let ws = workspace();
     if !run(cargo().current_dir(&ws).args(["test", "--workspace"])) {
-        return Err(1);
-    }
-    let downstream = ws.join("examples/downstream");
-    if downstream.join("Cargo.toml").exists()
-        && !run(cargo().current_dir(&downstream).args(["test"]))
-    {
         return Err(1);
     }
     Ok(())

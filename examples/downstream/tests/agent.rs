@@ -1,0 +1,79 @@
+//! The crash trials of this crate's agent, against the bundled fixture site.
+//!
+//! `cargo test --test agent -- --list` lists them by stable name
+//! (`send_hello::after_click::landed`, …); `cargo test --test agent -- after_click` runs one
+//! boundary.
+
+use browser_fault::prelude::*;
+
+/// The thread the agent writes to.
+const THREAD: &str = "42";
+
+/// The careful agent: signs in when the profile holds no valid login, probes its identity
+/// before any side effect, verifies the target in every incarnation, journals each step,
+/// and after a crash reconciles read-only instead of sending again.
+#[browser_fault(at = ["after_click", "stale_profile_restore"])]
+async fn send_hello(w: &mut Worker) -> TaskResult {
+    let route = format!("/threads/{THREAD}");
+    // A profile the harness cannot vouch for (an older backup, another account) is refused.
+    w.require_trusted_profile()?;
+    let page = w.open(&route).await?;
+    match page.kind().await?.as_deref() {
+        Some("login") => {
+            let account = w.account().clone();
+            page.login(&account).await?;
+        }
+        // An interstitial is never clicked through.
+        Some("login-interstitial" | "consent") => return Err(SafeStop::Interstitial.into()),
+        _ => {}
+    }
+    // Never trust a profile's login: ask the site who we are.
+    w.probe_identity().await?;
+    let target = w.target().route(&route).object(THREAD).api();
+    w.side_effect("send-hello")
+        .args(format!("thread={THREAD};body=hello"))
+        .verify(move |p| p.expect_target(target.clone()))
+        .act(|p, key| async move {
+            p.fill("#request-key", key.as_str()).await?;
+            p.fill("#body", "hello").await?;
+            p.click("button#send").await
+        })
+        .confirm(|p, key| async move {
+            let sent = format!("[data-sent-key=\"{key}\"]");
+            match p.wait_for_any(&[&sent, "body[data-page=stale]"]).await? {
+                0 => Ok(()),
+                _ => Err(SafeStop::StaleTarget.into()),
+            }
+        })
+        .reconcile(|p, key| p.effect_status(key))
+        .run()
+        .await
+}
+
+/// A deliberately faulty agent: it never asks the site who it is signed in as, and its
+/// "verification" only checks that the send form is there. After a crash, when an older
+/// backup signed in as another account replaces the profile, it sends under that account:
+/// `send_hello_unprobed::stale_profile_restore::other_account` fails on `no_wrong_account`.
+#[browser_fault(at = "stale_profile_restore")]
+async fn send_hello_unprobed(w: &mut Worker) -> TaskResult {
+    let route = format!("/threads/{THREAD}");
+    let page = w.open(&route).await?;
+    if page.kind().await?.as_deref() == Some("login") {
+        let account = w.account().clone();
+        page.login(&account).await?;
+    }
+    w.side_effect("send-hello")
+        .args(format!("thread={THREAD};body=hello"))
+        .verify(|p| p.wait_for("#send-form"))
+        .act(|p, key| async move {
+            p.fill("#request-key", key.as_str()).await?;
+            p.fill("#body", "hello").await?;
+            p.click("button#send").await
+        })
+        .confirm(|p, key| p.wait_for(&format!("[data-sent-key=\"{key}\"]")))
+        .reconcile(|p, key| p.effect_status(key))
+        .run()
+        .await
+}
+
+browser_fault::main!();

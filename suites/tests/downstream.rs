@@ -1,0 +1,131 @@
+//! The downstream example crate (`examples/downstream/`), built and run as a user would:
+//! its own `cargo test`, its own Cargo.lock, browser-fault by path as its only
+//! dev-dependency. Its trials list under their stable names, its careful agent passes, and
+//! its faulty agent fails with a message naming the invariant, the boundary and the evidence.
+//!
+//! The inner cargo builds into `<target>/downstream` (`CARGO_TARGET_DIR`, else the
+//! workspace's `target/`), a folder of its own, so it never waits on the outer cargo's lock.
+//! It runs `--locked`: a change to browser-fault's dependencies needs the example's lock
+//! refreshed (`cargo update --manifest-path examples/downstream/Cargo.toml --workspace`),
+//! and a change to the evidence its snapshots (`INSTA_UPDATE=always cargo test
+//! --manifest-path examples/downstream/Cargo.toml -- send_hello`, then read the diff).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, PoisonError};
+
+/// The trials of `tests/agent.rs`, in the order `--list` gives them.
+const TRIALS: &[&str] = &[
+    "send_hello::after_click::landed",
+    "send_hello::after_click::lost",
+    "send_hello::stale_profile_restore::other_account",
+    "send_hello::stale_profile_restore::older_generation",
+    "send_hello_unprobed::stale_profile_restore::other_account",
+    "send_hello_unprobed::stale_profile_restore::older_generation",
+];
+
+/// The faulty agent's trial that must fail.
+const FAULTY: &str = "send_hello_unprobed::stale_profile_restore::other_account";
+
+/// One inner cargo at a time: the tests of this file share one target folder, and the
+/// trials of two inner runs at once would only slow each other down.
+static INNER_CARGO: Mutex<()> = Mutex::new(());
+
+fn workspace() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("suites/ is inside the workspace")
+}
+
+/// `cargo test --test agent -- <args>` in the downstream crate.
+fn cargo_test_agent(args: &[&str]) -> Output {
+    let _one_at_a_time = INNER_CARGO.lock().unwrap_or_else(PoisonError::into_inner);
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target"))
+        .join("downstream");
+    let manifest = workspace().join("examples/downstream/Cargo.toml");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .arg("test")
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .args(["--locked", "--test", "agent", "--"])
+        .args(args)
+        .env("CARGO_TARGET_DIR", &target)
+        // Evidence lands in the inner target folder; snapshots in the crate's own folder.
+        .env_remove("BROWSER_FAULT_OUT")
+        .env_remove("BROWSER_FAULT_SNAPSHOTS")
+        .output()
+        .expect("failed to start cargo");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains("--locked"),
+        "examples/downstream/Cargo.lock is out of date: run `cargo update --manifest-path \
+         examples/downstream/Cargo.toml --workspace` and commit it\n{stderr}"
+    );
+    eprintln!(
+        "--- cargo test --test agent -- {} (exit {:?})\n{}{}",
+        args.join(" "),
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+#[test]
+fn lists_the_trials_under_their_stable_names() {
+    let output = cargo_test_agent(&["--list"]);
+    assert!(output.status.success(), "`--list` failed");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let listed: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_suffix(": test"))
+        .collect();
+    assert_eq!(listed, TRIALS);
+}
+
+#[test]
+fn the_careful_agent_passes_every_trial() {
+    let output = cargo_test_agent(&["send_hello::"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "the careful agent failed (a changed snapshot? see this file's docs)"
+    );
+    assert!(
+        stdout.contains("test result: ok. 4 passed; 0 failed"),
+        "expected the careful agent's 4 trials to run and pass"
+    );
+}
+
+#[test]
+fn the_faulty_agent_fails_naming_invariant_boundary_and_evidence() {
+    let output = cargo_test_agent(&[FAULTY, "--exact"]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(101),
+        "the faulty agent must fail"
+    );
+    assert!(stdout.contains("test result: FAILED. 0 passed; 1 failed"));
+    let failure = format!("trial {FAULTY} failed at boundary `stale_profile_restore`:");
+    assert!(stdout.contains(&failure), "no failure message for {FAULTY}");
+    assert!(stdout.contains("invariant `no_wrong_account` broke"));
+    let evidence = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("evidence: "))
+        .expect("the failure names its evidence");
+    assert!(
+        evidence.ends_with(&format!(
+            "/downstream/browser-fault/evidence/{}/evidence.json",
+            FAULTY.replace("::", "__")
+        )),
+        "evidence at an unexpected place: {evidence}"
+    );
+    assert!(
+        Path::new(evidence).is_file(),
+        "the evidence file {evidence} does not exist"
+    );
+}
