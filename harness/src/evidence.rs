@@ -41,9 +41,11 @@ pub struct WorkerEvidence {
     /// How its life ended.
     pub end: WorkerEnd,
     /// From spawn to a running browser, in ms.
-    pub launch_ms: u64,
+    pub start_ms: u64,
     /// From spawn to its end, in ms.
     pub total_ms: u64,
+    /// Where its time went, as it measured it (up to its crash, for a crashed worker).
+    pub timing: crate::fault::WorkerTiming,
     /// The last 8 KiB of its log, with a truncation marker.
     pub log_tail: String,
 }
@@ -81,13 +83,22 @@ pub struct CleanupEvidence {
     pub outcome: CleanupOutcome,
 }
 
-/// Where a trial's time went, in ms.
+/// Where a trial's time went, in ms. Chromium's own work is `browser_launch_ms`,
+/// `browser_quit_ms` and `browser_steps_ms` (inside WebDriver commands); what is left of
+/// `total_ms` is the harness's and the agent's own.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Durations {
     /// Starting the site, the journal and the profile.
     pub setup_ms: u64,
-    /// Browser launches of all workers (spawn to running browser).
+    /// From spawning each worker to its running browser, summed (process start, lease,
+    /// session record, browser launch).
+    pub worker_start_ms: u64,
+    /// Launching browsers (chromedriver and Chromium up, session created), summed.
     pub browser_launch_ms: u64,
+    /// Quitting browsers, summed.
+    pub browser_quit_ms: u64,
+    /// Inside browser commands (navigations, waits, clicks, API calls), summed.
+    pub browser_steps_ms: u64,
     /// The first worker(s), from spawn to crash or end.
     pub scenario_ms: u64,
     /// The recovery worker, from spawn to end.
@@ -98,6 +109,15 @@ pub struct Durations {
     pub cleanup_ms: u64,
     /// The whole trial.
     pub total_ms: u64,
+}
+
+/// Peak resident memory, in KiB (Chromium excluded).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Memory {
+    /// The test process that runs the trials, so far.
+    pub runner_peak_rss_kb: u64,
+    /// The largest worker process of the trial (for `abort` mode, the test process).
+    pub worker_peak_rss_kb: u64,
 }
 
 /// The record of one trial.
@@ -133,6 +153,8 @@ pub struct Evidence {
     pub chromium_temp_dirs: usize,
     /// Where the time went.
     pub durations: Durations,
+    /// Peak memory.
+    pub memory: Memory,
     /// The fault-point screenshot.
     pub screenshot: Option<ScreenshotRef>,
 }
@@ -167,7 +189,9 @@ impl Evidence {
         settings.set_omit_expression(true);
         settings.set_description(format!("browser-fault evidence of {}", self.trial));
         settings.add_redaction(".durations", "[durations]");
-        settings.add_redaction(".workers[].launch_ms", "[ms]");
+        settings.add_redaction(".workers[].start_ms", "[ms]");
+        settings.add_redaction(".workers[].timing", "[timing]");
+        settings.add_redaction(".memory", "[memory]");
         settings.add_redaction(".workers[].total_ms", "[ms]");
         settings.add_redaction(".workers[].log_tail", "[log tail]");
         settings.add_redaction(".screenshot.sha256", "[sha256]");
@@ -186,6 +210,33 @@ impl Evidence {
         let name = crate::trial::snapshot_name(&self.trial);
         settings.bind(|| insta::assert_json_snapshot!(name, view));
     }
+}
+
+/// Counts the occurrences of any of `secrets` in every file under `dir` (screenshots and
+/// anything else a trial wrote there), read as bytes.
+pub fn count_in_files(dir: &Path, secrets: &[String]) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut found = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found += count_in_files(&path, secrets);
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            found += secrets
+                .iter()
+                .filter(|s| !s.is_empty())
+                .map(|s| {
+                    bytes
+                        .windows(s.len())
+                        .filter(|w| *w == s.as_bytes())
+                        .count()
+                })
+                .sum::<usize>();
+        }
+    }
+    found
 }
 
 /// Counts the occurrences of any of `secrets` in `text`.

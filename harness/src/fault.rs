@@ -26,6 +26,19 @@ pub struct ScreenshotRef {
     pub sha256: String,
 }
 
+/// Where a worker's time went, as it measured it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerTiming {
+    /// Launching the browser (chromedriver and Chromium up, session created), in ms.
+    pub launch_ms: u64,
+    /// Inside browser commands (navigations, waits, clicks, API calls), in ms.
+    pub browser_ms: u64,
+    /// Quitting the browser, in ms.
+    pub quit_ms: u64,
+    /// The worker process's peak resident memory (`VmHWM`), in KiB.
+    pub peak_rss_kb: u64,
+}
+
 /// What a worker tells the trial that runs it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -40,6 +53,8 @@ pub enum WorkerEvent {
         browser_pid: Option<u32>,
         /// The worker's browser-session id.
         browser_session_id: String,
+        /// How long the browser took to launch, in ms.
+        launch_ms: u64,
     },
     /// The worker reached its armed boundary and waits.
     Boundary {
@@ -49,11 +64,15 @@ pub enum WorkerEvent {
         screenshot: Option<ScreenshotRef>,
         /// The browser's pid, so the trial can kill just the browser.
         browser_pid: Option<u32>,
+        /// Where the worker's time went so far.
+        timing: WorkerTiming,
     },
     /// The scenario returned.
     Finished {
         /// How it ended.
         result: WorkerResult,
+        /// Where the worker's time went.
+        timing: WorkerTiming,
     },
 }
 
@@ -91,6 +110,7 @@ pub struct FaultHook {
     channel: Channel,
     screenshot_dir: Option<PathBuf>,
     struck: Mutex<bool>,
+    timing: Mutex<WorkerTiming>,
 }
 
 impl FaultHook {
@@ -101,6 +121,7 @@ impl FaultHook {
             channel: Channel::Detached,
             screenshot_dir: None,
             struck: Mutex::new(false),
+            timing: Mutex::new(WorkerTiming::default()),
         }
     }
 
@@ -114,6 +135,7 @@ impl FaultHook {
             channel,
             screenshot_dir,
             struck: Mutex::new(false),
+            timing: Mutex::new(WorkerTiming::default()),
         }
     }
 
@@ -173,13 +195,46 @@ impl FaultHook {
         browser_pid: Option<u32>,
     ) {
         *self.struck.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        let timing = self.timing();
         self.report(WorkerEvent::Boundary {
             boundary,
             screenshot,
             browser_pid,
+            timing,
         })
         .await;
         self.wait_resume().await;
+    }
+
+    /// Adds time spent in browser commands.
+    pub(crate) fn add_browser_time(&self, d: std::time::Duration) {
+        self.timing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .browser_ms += ms(d);
+    }
+
+    /// Adds time spent launching a browser.
+    pub(crate) fn add_launch_time(&self, d: std::time::Duration) {
+        self.timing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .launch_ms += ms(d);
+    }
+
+    /// Adds time spent quitting a browser.
+    pub(crate) fn add_quit_time(&self, d: std::time::Duration) {
+        self.timing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .quit_ms += ms(d);
+    }
+
+    /// Where the worker's time went so far, with this process's peak memory.
+    pub(crate) fn timing(&self) -> WorkerTiming {
+        let mut t = *self.timing.lock().unwrap_or_else(|p| p.into_inner());
+        t.peak_rss_kb = peak_rss_kb();
+        t
     }
 
     /// Reports [`WorkerEvent::Ready`] and waits for the trial's word.
@@ -206,4 +261,20 @@ impl FaultHook {
             Channel::Detached => {}
         }
     }
+}
+
+fn ms(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// This process's peak resident memory (`VmHWM` in `/proc/self/status`), in KiB.
+pub fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
 }

@@ -78,7 +78,11 @@ pub async fn blind_retry(w: &mut Worker) -> TaskResult {
             // The bug: no read-only check, just send again and call it done.
             p.goto(&format!("/threads/{THREAD}")).await?;
             send(p.clone(), key.clone()).await?;
-            p.wait_for(&format!("[data-sent-key=\"{key}\"]")).await?;
+            // Wait for the second copy: the first is on the page already.
+            p.wait_for(&format!(
+                "[data-sent-key=\"{key}\"] ~ [data-sent-key=\"{key}\"]"
+            ))
+            .await?;
             Ok(EffectStatus::Present)
         })
         .run()
@@ -113,5 +117,18 @@ pub async fn leaky(w: &mut Worker) -> TaskResult {
         // The bug: the old profile's cleanup is the caller's, and it never happens.
         let _abandoned = w.adopt_fresh_profile().await?;
     }
+    send_hello(w).await
+}
+
+/// Bug zoo: writes its password into its log "for debugging". The log's tail is evidence,
+/// and evidence is scanned for the site's canaries. Caught by `no_secret_in_evidence` at
+/// `after_login`, and by nothing else.
+pub async fn chatty(w: &mut Worker) -> TaskResult {
+    let line = format!(
+        "signing in as {} with {}",
+        w.account().username,
+        w.account().password.expose()
+    );
+    w.log(&line);
     send_hello(w).await
 }

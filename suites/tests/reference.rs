@@ -8,4 +8,15 @@ async fn send_message(w: &mut Worker) -> TaskResult {
     browser_fault_suites::send_hello(w).await
 }
 
+/// The same agent under the `abort` crash mode (the worker is a task of this process,
+/// dropped at the boundary): the boundaries where the crash itself matters.
+#[browser_fault(
+    at = ["after_click", "after_remote_effect", "browser_crash", "stale_profile_restore"],
+    crash = "abort",
+    timeout = "60s"
+)]
+async fn send_message_abort(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::send_hello(w).await
+}
+
 browser_fault::main!();

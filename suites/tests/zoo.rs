@@ -21,6 +21,11 @@ async fn leaky(w: &mut Worker) -> TaskResult {
     browser_fault_suites::leaky(w).await
 }
 
+#[browser_fault(at = "after_login")]
+async fn chatty(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::chatty(w).await
+}
+
 /// (trial, the one invariant that must break)
 const CASES: &[(&str, Invariant)] = &[
     ("blind_retry::after_click::landed", Invariant::NoDuplicate),
@@ -29,6 +34,7 @@ const CASES: &[(&str, Invariant)] = &[
         Invariant::NoWrongAccount,
     ),
     ("leaky::after_profile_created", Invariant::NoLeak),
+    ("chatty::after_login", Invariant::NoSecretInEvidence),
 ];
 
 fn main() {

@@ -242,16 +242,19 @@ async fn run_with_site(
         loop {
             let event = tokio::time::timeout_at(deadline.into(), first.handle.next_event()).await;
             match event {
-                Ok(Some(WorkerEvent::Started { .. })) => {
-                    first.evidence.launch_ms = ms(first.spawned.elapsed());
+                Ok(Some(WorkerEvent::Started { launch_ms, .. })) => {
+                    first.evidence.start_ms = ms(first.spawned.elapsed());
+                    first.evidence.timing.launch_ms = launch_ms;
                 }
                 Ok(Some(WorkerEvent::Ready)) => first.handle.resume().await,
                 Ok(Some(WorkerEvent::Boundary {
                     boundary,
                     screenshot: shot,
                     browser_pid,
+                    timing,
                 })) => {
                     first.evidence.struck = Some(boundary);
+                    first.evidence.timing = timing;
                     screenshot = shot;
                     if boundary == Boundary::BrowserCrash {
                         // The browser dies under a live worker, which must notice.
@@ -272,8 +275,9 @@ async fn run_with_site(
                     site.release_held();
                     break;
                 }
-                Ok(Some(WorkerEvent::Finished { result })) => {
+                Ok(Some(WorkerEvent::Finished { result, timing })) => {
                     first.evidence.result = Some(result);
+                    first.evidence.timing = timing;
                     first.evidence.end = WorkerEnd::Finished;
                     if !first.handle.wait_exit(Duration::from_secs(30)).await {
                         first.evidence.end = WorkerEnd::TimedOut;
@@ -417,10 +421,14 @@ async fn run_with_site(
         cleanup,
         chromium_temp_dirs,
         durations: Durations::default(),
+        memory: Default::default(),
         screenshot,
     };
     let secrets = site.secrets();
-    let secrets_in_evidence = evidence.count_secrets(&secrets);
+    // Everything the trial wrote: the evidence as serialized (with the log tails, as the
+    // snapshot is a redacted part of it) and every file in its evidence folder.
+    let secrets_in_evidence =
+        evidence.count_secrets(&secrets) + crate::evidence::count_in_files(evidence_dir, &secrets);
     let facts = Facts {
         expected_account: account.id.clone(),
         expected_tenant: account.tenant.clone(),
@@ -436,14 +444,31 @@ async fn run_with_site(
     evidence.verdicts = judge(&facts);
     evidence.passed = evidence.verdicts.iter().all(|v| v.held) && profile_cleaned;
     let oracle_ms = oracle_ms_before_cleanup + ms(judge_started.elapsed());
+    let total_ms = ms(started.elapsed());
+    let sum = |f: fn(&WorkerEvidence) -> u64| evidence.workers.iter().map(f).sum::<u64>();
+    let browser_launch_ms = sum(|w| w.timing.launch_ms);
+    let browser_quit_ms = sum(|w| w.timing.quit_ms);
+    let browser_steps_ms = sum(|w| w.timing.browser_ms);
     evidence.durations = Durations {
         setup_ms,
-        browser_launch_ms: evidence.workers.iter().map(|w| w.launch_ms).sum(),
+        worker_start_ms: sum(|w| w.start_ms),
+        browser_launch_ms,
+        browser_quit_ms,
+        browser_steps_ms,
         scenario_ms,
         recovery_ms,
         oracle_ms,
         cleanup_ms,
-        total_ms: ms(started.elapsed()),
+        total_ms,
+    };
+    evidence.memory = crate::evidence::Memory {
+        runner_peak_rss_kb: crate::fault::peak_rss_kb(),
+        worker_peak_rss_kb: evidence
+            .workers
+            .iter()
+            .map(|w| w.timing.peak_rss_kb)
+            .max()
+            .unwrap_or(0),
     };
     let evidence_path = evidence.write(evidence_dir).map_err(TrialError::Evidence)?;
     Ok(TrialReport {
@@ -479,8 +504,9 @@ async fn spawn(
             struck: None,
             result: None,
             end: WorkerEnd::Died,
-            launch_ms: 0,
+            start_ms: 0,
             total_ms: 0,
+            timing: Default::default(),
             log_tail: String::new(),
         },
     })
@@ -491,10 +517,14 @@ async fn drive_to_end(w: &mut Tracked, timeout: Duration) {
     let deadline = Instant::now() + timeout;
     loop {
         match tokio::time::timeout_at(deadline.into(), w.handle.next_event()).await {
-            Ok(Some(WorkerEvent::Started { .. })) => w.evidence.launch_ms = ms(w.spawned.elapsed()),
+            Ok(Some(WorkerEvent::Started { launch_ms, .. })) => {
+                w.evidence.start_ms = ms(w.spawned.elapsed());
+                w.evidence.timing.launch_ms = launch_ms;
+            }
             Ok(Some(WorkerEvent::Boundary { .. } | WorkerEvent::Ready)) => w.handle.resume().await,
-            Ok(Some(WorkerEvent::Finished { result })) => {
+            Ok(Some(WorkerEvent::Finished { result, timing })) => {
                 w.evidence.result = Some(result);
+                w.evidence.timing = timing;
                 w.evidence.end = WorkerEnd::Finished;
                 if !w.handle.wait_exit(Duration::from_secs(30)).await {
                     w.evidence.end = WorkerEnd::TimedOut;

@@ -6,6 +6,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -266,31 +267,36 @@ pub(crate) async fn run_worker(
             ));
             hook.report(WorkerEvent::Finished {
                 result: WorkerResult::Err(e.kind()),
+                timing: hook.timing(),
             })
             .await;
             return;
         }
     };
-    let run = scenario.run;
-    let joined = tokio::spawn(async move {
-        let result = run(&mut worker).await;
-        (worker, result)
-    })
-    .await;
+    // No task of its own: dropping this future (the `abort` crash) must drop the worker,
+    // its browser and its lease with it. A panic is caught here instead.
+    let joined = std::panic::AssertUnwindSafe((scenario.run)(&mut worker))
+        .catch_unwind()
+        .await;
     match joined {
-        Ok((worker, result)) => {
+        Ok(result) => {
             let reported = WorkerResult::from(&result);
             if let Err(e) = &result {
                 log.line(&format!("scenario ended: {:?}", e.kind()));
             }
             worker.finish().await;
-            hook.report(WorkerEvent::Finished { result: reported })
-                .await;
+            hook.report(WorkerEvent::Finished {
+                result: reported,
+                timing: hook.timing(),
+            })
+            .await;
         }
         Err(_) => {
             log.line("scenario panicked");
+            worker.finish().await;
             hook.report(WorkerEvent::Finished {
                 result: WorkerResult::Err(FailureKind::Panic),
+                timing: hook.timing(),
             })
             .await;
         }

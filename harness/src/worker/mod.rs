@@ -330,6 +330,7 @@ impl Worker {
             fast_first_navigation: spec.fast_first_navigation,
             ..BrowserOptions::default()
         };
+        let launch_started = std::time::Instant::now();
         let browser = match (&spec.webdriver_url, &self.binaries) {
             (Some(url), _) => Browser::connect_remote(url, self.profile.path(), &options).await?,
             (None, Some(binaries)) => {
@@ -342,6 +343,8 @@ impl Worker {
                 .into());
             }
         };
+        let launch_time = launch_started.elapsed();
+        self.shared.fault.add_launch_time(launch_time);
         let pid = browser.browser_pid();
         let (token, previous) = self.shared.registry.install(browser);
         if let Some(previous) = previous {
@@ -354,6 +357,7 @@ impl Worker {
             .report(WorkerEvent::Started {
                 browser_pid: pid,
                 browser_session_id: self.session_id.clone(),
+                launch_ms: u64::try_from(launch_time.as_millis()).unwrap_or(u64::MAX),
             })
             .await;
         Ok(())
@@ -525,7 +529,9 @@ impl Worker {
         if let Some(token) = self.token.take()
             && let Some(browser) = self.shared.registry.retire(token)
         {
+            let started = std::time::Instant::now();
             browser.quit().await;
+            self.shared.fault.add_quit_time(started.elapsed());
         }
         if let Some(lease) = self.lease.take() {
             let _ = lease.release();

@@ -128,7 +128,10 @@ impl Page {
         fut: impl Future<Output = Result<T, TaskError>>,
     ) -> Result<T, TaskError> {
         let limit = self.shared.spec.step_timeout;
-        match tokio::time::timeout(limit, fut).await {
+        let started = Instant::now();
+        let outcome = tokio::time::timeout(limit, fut).await;
+        self.shared.fault.add_browser_time(started.elapsed());
+        match outcome {
             Ok(Err(TaskError::Browser(BrowserError::Command(e)))) => Err(self.classify(e)),
             Ok(r) => r,
             Err(_) => {
