@@ -29,6 +29,7 @@ pub fn main() -> ! {
     enter_worker_role_if_asked();
     let (args, filters) = arguments(std::env::args());
     let settings = TrialSettings::from_env();
+    sweep_before_run(&settings);
     let trials: Vec<Trial> = registry::scenarios()
         .into_iter()
         .flat_map(trial::expand)
@@ -180,6 +181,20 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     s
 }
 
+/// The orphan sweep of DESIGN.md's trial lifecycle: trial roots of earlier, dead runs.
+fn sweep_before_run(settings: &TrialSettings) {
+    let summary = trial::sweep_stale_roots(&settings.trial_root_base);
+    if summary.removed_roots > 0 || summary.removed_profiles > 0 {
+        eprintln!(
+            "browser-fault: swept {} profile(s) in {} trial root(s) of earlier, dead runs",
+            summary.removed_profiles, summary.removed_roots
+        );
+    }
+    for (path, reason) in &summary.kept {
+        eprintln!("browser-fault: kept {} ({reason})", path.display());
+    }
+}
+
 /// Turns this process into one worker and exits, if the trial that spawned it asked.
 /// Call it first thing in a custom `main`.
 pub fn enter_worker_role_if_asked() {
@@ -200,6 +215,8 @@ pub fn libtest_entry(module_path_in_test_mod: &'static str, name: &'static str) 
         panic!("browser-fault: scenario {module_path}::{name} is not registered in this binary");
     };
     let mut settings = TrialSettings::from_env();
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    SWEEP.call_once(|| sweep_before_run(&settings));
     // Re-enter this very test, alone, to be a worker.
     let test_path = match module_path_in_test_mod.split_once("::") {
         Some((_, rest)) => format!("{rest}::browser_fault_trials"),

@@ -8,6 +8,7 @@
 mod engine;
 mod settings;
 pub(crate) mod spawn;
+mod sweep;
 
 use std::fmt;
 
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 pub use engine::{TrialError, TrialReport, run_trial};
 pub use settings::TrialSettings;
+pub use sweep::{SweepSummary, sweep_stale_roots};
 
 use crate::plan::{Boundary, CrashMode, Hazard};
 use crate::registry::Scenario;

@@ -1,0 +1,109 @@
+//! The orphan sweep at the start of a run: trial roots left by earlier runs whose test
+//! process died (a SIGKILLed `cargo test`, a power cut) are cleaned, conservatively.
+
+use std::path::{Path, PathBuf};
+
+use crate::browser::process;
+use crate::cleanup::CleanupCoordinator;
+use crate::journal::Journal;
+use crate::profile::ProfileStore;
+
+/// What the sweep did.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct SweepSummary {
+    /// Trial roots removed whole: every profile in them was an owned, unleased profile of a
+    /// dead run, and went first.
+    pub removed_roots: usize,
+    /// Profiles removed.
+    pub removed_profiles: usize,
+    /// What was kept, and why (a live run, a journal that is not ours, a leased profile…).
+    pub kept: Vec<(PathBuf, String)>,
+}
+
+/// Sweeps every trial root under `base`. Keeps anything it cannot prove dead and ours.
+pub fn sweep_stale_roots(base: &Path) -> SweepSummary {
+    let mut summary = SweepSummary::default();
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return summary;
+    };
+    for entry in entries.flatten() {
+        let root = entry.path();
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        sweep_root(&root, &mut summary);
+    }
+    summary
+}
+
+fn sweep_root(root: &Path, summary: &mut SweepSummary) {
+    let journal_path = root.join("journal.sqlite3");
+    if !journal_path.exists() {
+        // A root being set up right now has no journal yet; a foreign folder has none ever.
+        summary.kept.push((root.to_owned(), "no journal".into()));
+        return;
+    }
+    let journal = match Journal::open(&journal_path) {
+        Ok(j) => j,
+        Err(e) => {
+            summary
+                .kept
+                .push((root.to_owned(), format!("journal refused: {}", e.kind())));
+            return;
+        }
+    };
+    let Ok(store) = ProfileStore::open(root.join("profiles")) else {
+        summary
+            .kept
+            .push((root.to_owned(), "no profile store".into()));
+        return;
+    };
+    let runs_dead = run_ids(root).iter().all(|id| {
+        journal
+            .run(id)
+            .ok()
+            .flatten()
+            .is_some_and(|r| r.owner_dead())
+    });
+    if !runs_dead {
+        return; // a live run: not ours to touch, and not worth reporting
+    }
+    // The browsers of a dead run may have outlived it: they hold the profiles.
+    for profile in profile_dirs(store.root()) {
+        process::kill_profile_processes(&profile);
+    }
+    let report = CleanupCoordinator::new(&journal, &store).sweep_orphans();
+    summary.removed_profiles += report.removed.len();
+    for kept in report.kept {
+        summary.kept.push((kept.path, format!("{:?}", kept.reason)));
+    }
+    if profile_dirs(store.root()).is_empty() {
+        drop(journal);
+        if std::fs::remove_dir_all(root).is_ok() {
+            summary.removed_roots += 1;
+        }
+    }
+}
+
+/// The run ids named by the profiles' owner markers (the runs that matter for removal).
+fn run_ids(root: &Path) -> Vec<String> {
+    profile_dirs(&root.join("profiles"))
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p.join(crate::profile::OWNER_MARKER_FILE)).ok())
+        .filter_map(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .filter_map(|v| v["run_id"].as_str().map(str::to_owned))
+        .collect()
+}
+
+fn profile_dirs(root: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
+        .collect()
+}

@@ -1,0 +1,75 @@
+//! The orphan sweep removes the trial roots of dead runs and keeps everything else.
+
+use std::path::Path;
+use std::process::Command;
+
+use browser_fault::journal::{Journal, NewRun};
+use browser_fault::profile::{ProfileSpec, ProfileStore};
+use browser_fault::trial::sweep_stale_roots;
+
+const CHILD_ENV: &str = "BF_SWEEP_TEST_ROOT";
+
+/// A trial root with a run and one profile, owned by the calling process.
+fn make_root(root: &Path, run_id: &str) {
+    std::fs::create_dir_all(root).unwrap();
+    let journal = Journal::open(&root.join("journal.sqlite3")).unwrap();
+    journal.create_run(&NewRun::new(run_id, "s", "t")).unwrap();
+    let store = ProfileStore::open(root.join("profiles")).unwrap();
+    store
+        .create(&ProfileSpec::new(
+            format!("p-{run_id}"),
+            "browser-fault",
+            "t",
+            run_id,
+            "156",
+        ))
+        .unwrap();
+}
+
+#[test]
+fn sweep_child_role() {
+    // Not a test on its own: the body of the child process that owns a run and then dies.
+    if let Ok(root) = std::env::var(CHILD_ENV) {
+        make_root(Path::new(&root), "dead-run");
+    }
+}
+
+#[test]
+fn removes_roots_of_dead_runs_and_keeps_live_and_foreign_ones() {
+    let base = tempfile::tempdir().unwrap();
+    let dead = base.path().join("dead0001");
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "sweep_child_role", "--nocapture"])
+        .env(CHILD_ENV, &dead)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(dead.join("profiles/p-dead-run").is_dir());
+
+    let live = base.path().join("live0001");
+    make_root(&live, "live-run");
+
+    let foreign = base.path().join("foreign1");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("decoy.txt"), b"keep me").unwrap();
+
+    let summary = sweep_stale_roots(base.path());
+
+    assert!(!dead.exists(), "the dead run's root is gone");
+    assert_eq!(summary.removed_roots, 1);
+    assert_eq!(summary.removed_profiles, 1);
+    assert!(
+        live.join("profiles/p-live-run").is_dir(),
+        "a live run is never touched"
+    );
+    assert!(
+        foreign.join("decoy.txt").exists(),
+        "a folder without our journal is kept"
+    );
+    assert!(
+        summary
+            .kept
+            .iter()
+            .any(|(p, why)| p == &foreign && why == "no journal")
+    );
+}
