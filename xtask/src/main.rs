@@ -211,8 +211,7 @@ fn drill() -> Result<(), u8> {
         "\nboundary × verdict (W = no wrong account, D = no duplicate, A = ambiguity visible, R = recover or stop safely, L = no leak, S = no secret)\n"
     );
     println!("  {:<58} W D A R L S  recovery", "trial");
-    let mut total_ms = 0u64;
-    let mut launch_ms = 0u64;
+    let mut t = Totals::default();
     for (_, trial) in DRILL {
         let path = out
             .join("evidence")
@@ -244,19 +243,12 @@ fn drill() -> Result<(), u8> {
             .map(|w| w["result"].to_string())
             .unwrap_or_default();
         println!("  {trial:<58} {}  {last}", marks.join(" "));
-        total_ms += e["durations"]["total_ms"].as_u64().unwrap_or(0);
-        launch_ms += e["durations"]["browser_launch_ms"].as_u64().unwrap_or(0);
+        t.add(&e);
         if e["passed"].as_bool() != Some(true) {
             failed = true;
         }
     }
-    println!(
-        "\ndrill wall time {:.1} s; trials {:.1} s, of which worker start to running browser {:.1} s ({:.0}%)",
-        wall.as_secs_f64(),
-        total_ms as f64 / 1000.0,
-        launch_ms as f64 / 1000.0,
-        100.0 * launch_ms as f64 / total_ms.max(1) as f64
-    );
+    t.print(wall);
     println!("evidence: {}", out.join("evidence").display());
     if failed {
         println!(
@@ -266,4 +258,89 @@ fn drill() -> Result<(), u8> {
     }
     println!("\ndrill passed");
     Ok(())
+}
+
+/// Where the drill's trial time went, summed over its trials.
+#[derive(Default)]
+struct Totals {
+    total: u64,
+    launch: u64,
+    quit: u64,
+    steps: u64,
+    worst_overhead_pct: f64,
+    worst_trial: String,
+    runner_rss_kb: u64,
+    worker_rss_kb: u64,
+}
+
+impl Totals {
+    fn add(&mut self, e: &serde_json::Value) {
+        let d = &e["durations"];
+        let get = |k: &str| d[k].as_u64().unwrap_or(0);
+        let (total, launch, quit, steps) = (
+            get("total_ms"),
+            get("browser_launch_ms"),
+            get("browser_quit_ms"),
+            get("browser_steps_ms"),
+        );
+        self.total += total;
+        self.launch += launch;
+        self.quit += quit;
+        self.steps += steps;
+        let overhead =
+            100.0 * total.saturating_sub(launch + quit + steps) as f64 / total.max(1) as f64;
+        if overhead > self.worst_overhead_pct {
+            self.worst_overhead_pct = overhead;
+            self.worst_trial = e["trial"].as_str().unwrap_or_default().to_owned();
+        }
+        self.runner_rss_kb = self
+            .runner_rss_kb
+            .max(e["memory"]["runner_peak_rss_kb"].as_u64().unwrap_or(0));
+        self.worker_rss_kb = self
+            .worker_rss_kb
+            .max(e["memory"]["worker_peak_rss_kb"].as_u64().unwrap_or(0));
+    }
+
+    fn print(&self, wall: std::time::Duration) {
+        let pct = |x: u64| 100.0 * x as f64 / self.total.max(1) as f64;
+        let rest = self
+            .total
+            .saturating_sub(self.launch + self.quit + self.steps);
+        println!(
+            "\ndrill wall time {:.1} s (two trials at a time); the trials' own time, summed: {:.1} s",
+            wall.as_secs_f64(),
+            self.total as f64 / 1000.0
+        );
+        println!(
+            "  Chromium launch (chromedriver + browser + session)  {:>6.1} s  {:>5.1}%",
+            self.launch as f64 / 1000.0,
+            pct(self.launch)
+        );
+        println!(
+            "  Chromium quit                                       {:>6.1} s  {:>5.1}%",
+            self.quit as f64 / 1000.0,
+            pct(self.quit)
+        );
+        println!(
+            "  inside browser commands (the agent's page work)     {:>6.1} s  {:>5.1}%",
+            self.steps as f64 / 1000.0,
+            pct(self.steps)
+        );
+        println!(
+            "  everything else (harness: processes, journal, lease, site, oracle, cleanup)  {:>6.1} s  {:>5.1}%",
+            rest as f64 / 1000.0,
+            pct(rest)
+        );
+        println!(
+            "  not Chromium's launch and quit: {:.1}%; worst trial's harness share: {:.1}% ({})",
+            pct(self.total.saturating_sub(self.launch + self.quit)),
+            self.worst_overhead_pct,
+            self.worst_trial
+        );
+        println!(
+            "  peak memory (Chromium excluded): test process {:.1} MB, largest worker process {:.1} MB",
+            self.runner_rss_kb as f64 / 1024.0,
+            self.worker_rss_kb as f64 / 1024.0
+        );
+    }
 }

@@ -16,7 +16,7 @@ const CHROME_NAMES: &[&str] = &["chromium", "chromium-browser", "google-chrome",
 const CHROMEDRIVER_NAMES: &[&str] = &["chromedriver"];
 
 /// The browser and driver a worker launches, with their versions.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BrowserBinaries {
     /// The Chromium (or Chrome) executable.
     pub chrome: PathBuf,
@@ -90,6 +90,17 @@ impl BrowserBinaries {
             chrome_version,
             chromedriver_version,
         })
+    }
+
+    /// [`discover`](Self::discover) once per process: asking Chromium its version costs a
+    /// process start (about 0.1 s), which every trial and worker would otherwise pay.
+    pub fn discover_cached() -> Result<Self, PreflightError> {
+        static FOUND: std::sync::OnceLock<BrowserBinaries> = std::sync::OnceLock::new();
+        if let Some(found) = FOUND.get() {
+            return Ok(found.clone());
+        }
+        let found = Self::discover()?;
+        Ok(FOUND.get_or_init(|| found).clone())
     }
 
     /// Chromium's major version, as recorded in a profile's owner marker.

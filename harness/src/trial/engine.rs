@@ -149,9 +149,14 @@ async fn run_with_site(
     journal
         .create_run(&NewRun::new(run_id.clone(), scenario.name, name.clone()))
         .map_err(setup_err)?;
-    let browser_version = crate::browser::BrowserBinaries::discover()
+    let binaries = match settings.webdriver_url {
+        Some(_) => None,
+        None => Some(crate::browser::BrowserBinaries::discover_cached().map_err(setup_err)?),
+    };
+    let browser_version = binaries
+        .as_ref()
         .map(|b| b.major_version().to_owned())
-        .unwrap_or_default();
+        .unwrap_or_else(|| "remote".to_owned());
     let profile = store
         .create(&ProfileSpec::new(
             format!("p-{}", &run_id[..8]),
@@ -196,6 +201,7 @@ async fn run_with_site(
         own_process_group: true,
         fast_first_navigation: settings.fast_first_navigation,
         start_gate: false,
+        binaries,
     };
     let spec_for = |incarnation: u32, armed: Option<Boundary>| {
         let mut spec = base.clone();

@@ -102,6 +102,8 @@ pub struct WorkerSpec {
     pub fast_first_navigation: bool,
     /// Wait at the start gate for the trial's word before claiming the lease.
     pub start_gate: bool,
+    /// The browser binaries, found once by the trial (`None`: find them).
+    pub binaries: Option<BrowserBinaries>,
 }
 
 impl WorkerSpec {
@@ -133,6 +135,7 @@ impl WorkerSpec {
             own_process_group: true,
             fast_first_navigation: true,
             start_gate: false,
+            binaries: None,
         }
     }
 }
@@ -256,9 +259,12 @@ impl Worker {
             }
             Err(e) => return Err(e.into()),
         };
-        let binaries = match spec.webdriver_url {
-            Some(_) => None,
-            None => Some(BrowserBinaries::discover().map_err(crate::browser::BrowserError::from)?),
+        let binaries = match (&spec.webdriver_url, &spec.binaries) {
+            (Some(_), _) => None,
+            (None, Some(given)) => Some(given.clone()),
+            (None, None) => Some(
+                BrowserBinaries::discover_cached().map_err(crate::browser::BrowserError::from)?,
+            ),
         };
         let previous = journal.browser_sessions(&spec.run_id)?;
         let expected_generation = previous.iter().map(|s| s.profile_generation).max();
@@ -324,8 +330,13 @@ impl Worker {
         recover_stale_singleton_lock(self.profile.path())?;
         std::fs::create_dir_all(&spec.tmp_dir)
             .map_err(|e| TaskError::Browser(crate::browser::BrowserError::DriverStart(e)))?;
+        // The step's own timer must fire before the WebDriver client's or chromedriver's
+        // page-load limit: only a step timeout retires the session. With equal limits the
+        // client won the race, and the timed-out step came back as a live command error.
+        // The client's limit is a backstop, and must leave room to create a session under
+        // load whatever the step timeout.
         let options = BrowserOptions {
-            command_timeout: spec.step_timeout,
+            command_timeout: (spec.step_timeout * 2).max(BrowserOptions::default().command_timeout),
             own_process_group: spec.own_process_group,
             fast_first_navigation: spec.fast_first_navigation,
             ..BrowserOptions::default()
@@ -338,7 +349,10 @@ impl Worker {
             }
             (None, None) => {
                 return Err(crate::browser::BrowserError::from(
-                    BrowserBinaries::discover().unwrap_err(),
+                    crate::browser::PreflightError::NotFound {
+                        what: "chromedriver",
+                        env: crate::browser::CHROMEDRIVER_ENV,
+                    },
                 )
                 .into());
             }

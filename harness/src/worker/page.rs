@@ -53,7 +53,8 @@ impl Target {
         self.tenant = Some(tenant.to_owned());
         self
     }
-    /// The route prefix the page must be on (`/threads/42`).
+    /// The route the page must be on, or under by whole path segments (`/threads/42`
+    /// accepts `/threads/42` and `/threads/42/x`, never `/threads/421`).
     pub fn route(mut self, route: &str) -> Self {
         self.route = Some(route.to_owned());
         self
@@ -435,7 +436,7 @@ impl Page {
                 return Err(SafeStop::WrongRoute.into());
             }
             if let Some(route) = &target.route
-                && !m.path.starts_with(route.as_str())
+                && !route_matches(&m.path, route)
             {
                 return Err(SafeStop::WrongRoute.into());
             }
@@ -538,9 +539,35 @@ impl Page {
     }
 }
 
+/// Whether `path` is `route` or lies under it, by whole path segments: `/threads/4` is
+/// not a prefix of `/threads/42`.
+fn route_matches(path: &str, route: &str) -> bool {
+    match path.strip_prefix(route) {
+        Some(rest) => rest.is_empty() || rest.starts_with('/') || route.ends_with('/'),
+        None => false,
+    }
+}
+
 fn is_no_such_element(e: &WebDriverError) -> bool {
     matches!(
         e.as_inner(),
         thirtyfour::error::WebDriverErrorInner::NoSuchElement(_)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::route_matches;
+
+    #[test]
+    fn a_route_matches_by_whole_path_segments() {
+        assert!(route_matches("/threads/42", "/threads/42"));
+        assert!(route_matches("/threads/42/edit", "/threads/42"));
+        assert!(route_matches("/threads/42", "/threads"));
+        assert!(route_matches("/threads/42", "/threads/"));
+        assert!(route_matches("/threads/42", "/"));
+        assert!(!route_matches("/threads/42", "/threads/4"));
+        assert!(!route_matches("/threads/4", "/threads/42"));
+        assert!(!route_matches("/threadsx", "/threads"));
+    }
 }
