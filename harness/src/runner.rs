@@ -94,7 +94,11 @@ pub fn run_trials(
             let settings = settings.clone();
             // No `with_kind`: a kind prefixes the listed name (`[kill] a::b`), and nextest
             // runs each test by its listed name with `--exact`, which must match the trial.
+            // A trial that needs fault knobs the site lacks is listed, as ignored: never
+            // silently dropped.
+            let unsupported = t.needs_site_knobs() && !(t.scenario.site)().has_fault_knobs();
             libtest_mimic::Trial::test(t.name(), move || run_one(&t, &settings, &gate))
+                .with_ignored_flag(unsupported)
         })
         .collect();
     let conclusion = libtest_mimic::run(args, tests);

@@ -32,13 +32,60 @@ pub enum SiteSpec {
     /// The bundled fixture site, started in-process on 127.0.0.1 for each trial.
     #[cfg(feature = "fixture-site")]
     Fixture(browser_fault_fixtures::SiteConfig),
-    /// A site the user runs, with a read-only view of its ledger.
+    /// A site the user runs, with a read-only view of its ledger. Build it with
+    /// [`SiteSpec::external`].
+    ///
+    /// Such a site has no fault knobs: the trials that need them (`after_click`, which must
+    /// hold or lose a request at the site, the variants that switch the account during the
+    /// crash, and hazard trials) are listed as ignored. Its ledger is shared by every trial,
+    /// so a trial judges only the effects that appeared while it ran: run them one at a time
+    /// (`--test-threads=1`).
     External {
         /// The origin the agent must act on, e.g. `http://127.0.0.1:8080`.
         origin: String,
         /// The site's ledger.
         ledger: Arc<dyn RemoteLedger>,
+        /// The account the scenario acts as.
+        account: crate::worker::Account,
+        /// Strings that must never appear in evidence (passwords, cookie values, tokens).
+        secrets: Vec<String>,
     },
+}
+
+impl SiteSpec {
+    /// A site the user runs at `origin`, with its read-only `ledger`, acting as `account`.
+    /// The account's password is always scanned for in evidence.
+    pub fn external(
+        origin: impl Into<String>,
+        ledger: Arc<dyn RemoteLedger>,
+        account: crate::worker::Account,
+    ) -> Self {
+        let secrets = vec![account.password.expose().to_owned()];
+        SiteSpec::External {
+            origin: origin.into(),
+            ledger,
+            account,
+            secrets,
+        }
+    }
+
+    /// Adds strings the evidence scan must never find (cookie values, API tokens…).
+    pub fn with_secrets(mut self, more: impl IntoIterator<Item = String>) -> Self {
+        if let SiteSpec::External { secrets, .. } = &mut self {
+            secrets.extend(more);
+        }
+        self
+    }
+
+    /// Whether the site has the fault knobs some trials need (hold or lose a request,
+    /// switch the account, switch a hazard on).
+    pub fn has_fault_knobs(&self) -> bool {
+        match self {
+            #[cfg(feature = "fixture-site")]
+            SiteSpec::Fixture(_) => true,
+            SiteSpec::External { .. } => false,
+        }
+    }
 }
 
 /// The default site: the bundled fixture site with its default configuration.
@@ -57,6 +104,10 @@ pub(crate) enum RunningSite {
     External {
         origin: String,
         ledger: Arc<dyn RemoteLedger>,
+        account: crate::worker::Account,
+        secrets: Vec<String>,
+        /// Effects up to this sequence number were there before the trial.
+        since_seq: u64,
     },
 }
 
@@ -84,7 +135,21 @@ impl RunningSite {
             SiteSpec::Fixture(config) => Ok(RunningSite::Fixture(
                 browser_fault_fixtures::FixtureSite::start(config).await?,
             )),
-            SiteSpec::External { origin, ledger } => Ok(RunningSite::External { origin, ledger }),
+            SiteSpec::External {
+                origin,
+                ledger,
+                account,
+                secrets,
+            } => {
+                let since_seq = ledger.effects().iter().map(|e| e.seq).max().unwrap_or(0);
+                Ok(RunningSite::External {
+                    origin,
+                    ledger,
+                    account,
+                    secrets,
+                    since_seq,
+                })
+            }
         }
     }
 
@@ -109,7 +174,12 @@ impl RunningSite {
                     password: crate::worker::Secret::new(demo.password),
                 })
             }
-            RunningSite::External { .. } => None,
+            RunningSite::External { account, .. } => {
+                if id.is_some_and(|id| id != account.id) {
+                    return None;
+                }
+                Some(account.clone())
+            }
         }
     }
 
@@ -177,7 +247,13 @@ impl RunningSite {
                     object: e.object,
                 })
                 .collect(),
-            RunningSite::External { ledger, .. } => ledger.effects(),
+            RunningSite::External {
+                ledger, since_seq, ..
+            } => ledger
+                .effects()
+                .into_iter()
+                .filter(|e| e.seq > *since_seq)
+                .collect(),
         }
     }
 
@@ -185,7 +261,7 @@ impl RunningSite {
         match self {
             #[cfg(feature = "fixture-site")]
             RunningSite::Fixture(site) => site.secrets(),
-            RunningSite::External { .. } => Vec::new(),
+            RunningSite::External { secrets, .. } => secrets.clone(),
         }
     }
 

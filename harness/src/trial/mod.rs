@@ -107,6 +107,23 @@ impl Trial {
         }
     }
 
+    /// Whether the trial needs the site's fault knobs: holding or losing a request
+    /// (`after_click`), switching the account during the crash, switching a hazard on.
+    pub fn needs_site_knobs(&self) -> bool {
+        match self.plan {
+            FaultPlan::Boundary {
+                boundary: Boundary::AfterClick,
+                ..
+            } => true,
+            FaultPlan::Boundary {
+                variant: Some(Variant::AccountSwitched | Variant::OtherAccount),
+                ..
+            } => true,
+            FaultPlan::Boundary { .. } => false,
+            FaultPlan::Hazard { .. } => true,
+        }
+    }
+
     /// The variant, when the boundary has several.
     pub fn variant(&self) -> Option<Variant> {
         match self.plan {
