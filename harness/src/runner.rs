@@ -87,6 +87,16 @@ pub fn run_trials(
 ) -> libtest_mimic::Conclusion {
     let gate = Arc::new(Gate::default());
     let settings = Arc::new(settings);
+    // An external site is one site for every trial: its ledger can only be read per trial
+    // when trials take turns.
+    let mut args = args.clone();
+    if trials
+        .iter()
+        .any(|t| !(t.scenario.site)().has_fault_knobs())
+    {
+        args.test_threads = Some(1);
+    }
+    let args = &args;
     let tests = trials
         .into_iter()
         .map(|t| {
