@@ -73,3 +73,25 @@ fn removes_roots_of_dead_runs_and_keeps_live_and_foreign_ones() {
             .any(|(p, why)| p == &foreign && why == "no journal")
     );
 }
+
+#[test]
+fn keeps_a_root_whose_journal_has_no_owned_profile_yet() {
+    // Another test process (nextest runs one per trial) between opening its journal and
+    // creating its first profile: nothing proves its run dead.
+    let base = tempfile::tempdir().unwrap();
+    let setting_up = base.path().join("setup001");
+    std::fs::create_dir_all(&setting_up).unwrap();
+    let journal = Journal::open(&setting_up.join("journal.sqlite3")).unwrap();
+    journal
+        .create_run(&NewRun::new("live-run", "s", "t"))
+        .unwrap();
+    ProfileStore::open(setting_up.join("profiles")).unwrap();
+
+    let summary = sweep_stale_roots(base.path());
+
+    assert!(
+        setting_up.join("journal.sqlite3").exists(),
+        "the root is kept"
+    );
+    assert_eq!(summary.removed_roots, 0);
+}

@@ -59,7 +59,16 @@ fn sweep_root(root: &Path, summary: &mut SweepSummary) {
             .push((root.to_owned(), "no profile store".into()));
         return;
     };
-    let runs_dead = run_ids(root).iter().all(|id| {
+    let run_ids = run_ids(root);
+    if run_ids.is_empty() {
+        // A root being set up right now (another test process: nextest runs one per trial)
+        // has its journal before its first owned profile; no owner, no proof it is dead.
+        summary
+            .kept
+            .push((root.to_owned(), "no owned profile".into()));
+        return;
+    }
+    let runs_dead = run_ids.iter().all(|id| {
         journal
             .run(id)
             .ok()
