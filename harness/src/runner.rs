@@ -253,14 +253,27 @@ pub fn libtest_entry(module_path_in_test_mod: &'static str, name: &'static str) 
 
 fn run_scenario(scenario: &'static Scenario, settings: &TrialSettings) -> Vec<String> {
     let gate = Gate::default();
-    trial::expand(scenario)
+    let mut failures: Vec<String> = trial::expand(scenario)
         .iter()
+        .filter(|t| !t.needs_site_knobs() || (t.scenario.site)().has_fault_knobs())
         .filter_map(|t| {
             run_one(t, settings, &gate)
                 .err()
                 .map(|f| f.message().unwrap_or("failed").to_owned())
         })
-        .collect()
+        .collect();
+    // The aggregate gate, here too: fail closed when a trial has no cleanup proof.
+    let (ran, proven) = (
+        gate.ran.load(Ordering::SeqCst),
+        gate.proven.load(Ordering::SeqCst),
+    );
+    if ran != proven {
+        failures.push(format!(
+            "{} of {ran} trial(s) have no cleanup proof",
+            ran - proven
+        ));
+    }
+    failures
 }
 
 /// The `main` of a `harness = false` test target that runs every registered trial.

@@ -95,3 +95,35 @@ fn keeps_a_root_whose_journal_has_no_owned_profile_yet() {
     );
     assert_eq!(summary.removed_roots, 0);
 }
+
+#[test]
+fn a_root_whose_owner_process_lives_is_left_alone_without_opening_its_journal() {
+    let base = tempfile::tempdir().unwrap();
+    let root = base.path().join("owned001");
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "sweep_child_role", "--nocapture"])
+        .env(CHILD_ENV, &root)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // The run's owner is dead, but the root says a live process (this one) runs its trial.
+    let pid = std::process::id();
+    std::fs::write(
+        root.join("owner.json"),
+        serde_json::json!({
+            "pid": pid,
+            "start_ticks": browser_fault::process::process_start_ticks(pid),
+            "host": browser_fault::process::host_name(),
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let summary = sweep_stale_roots(base.path());
+    assert_eq!(summary.removed_roots, 0);
+    assert!(root.join("profiles/p-dead-run").is_dir());
+    assert!(
+        summary.kept.is_empty(),
+        "a live trial is not even reported: {:?}",
+        summary.kept
+    );
+}

@@ -50,6 +50,47 @@ pub struct Journal {
 struct Inner {
     path: PathBuf,
     conn: Mutex<Connection>,
+    /// This file's entry in [`OPEN_IN_PROCESS`].
+    key: PathBuf,
+}
+
+/// Journal files this process has SQLite connections to, with their counts.
+///
+/// SQLite's locks are POSIX advisory locks, which belong to the process: closing ANY file
+/// descriptor of the database file drops all of them, whichever connection took them. So
+/// once this process has a connection to a journal, nothing else in it may open and close
+/// that file by hand — the header inspection of [`Journal::open`] included. (An `abort`-mode
+/// trial has the trial's and the worker's connections in one process.)
+static OPEN_IN_PROCESS: std::sync::LazyLock<Mutex<std::collections::HashMap<PathBuf, usize>>> =
+    std::sync::LazyLock::new(Default::default);
+
+fn open_key(path: &Path) -> PathBuf {
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let parent = std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_owned());
+    match path.file_name() {
+        Some(name) => parent.join(name),
+        None => parent,
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Close the connection first, then let this process inspect the file by hand again.
+        if let Ok(placeholder) = Connection::open_in_memory() {
+            let conn = self.conn.get_mut().unwrap_or_else(|p| p.into_inner());
+            drop(std::mem::replace(conn, placeholder));
+        }
+        let mut open = OPEN_IN_PROCESS.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(count) = open.get_mut(&self.key) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.key);
+            }
+        }
+    }
 }
 
 impl fmt::Debug for Journal {
@@ -70,7 +111,15 @@ impl Journal {
     /// a newer schema with [`JournalErrorKind::UnsupportedVersion`]. A refused file is never
     /// modified, overwritten or deleted.
     pub fn open(path: &Path) -> Result<Journal, JournalError> {
-        schema::inspect(path)?;
+        let key = open_key(path);
+        // Held through the whole open: no thread of this process inspects the file by hand
+        // while another holds a connection to it.
+        let mut open = OPEN_IN_PROCESS.lock().unwrap_or_else(|p| p.into_inner());
+        if !open.contains_key(&key) {
+            // Already open in this process: it was inspected then, and a hand-made open and
+            // close now would drop the live connections' locks.
+            schema::inspect(path)?;
+        }
         let sql = |e| JournalError::from_sqlite(path, e);
         let mut conn = Connection::open_with_flags(
             path,
@@ -98,10 +147,12 @@ impl Journal {
         }
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(sql)?;
+        *open.entry(key.clone()).or_insert(0) += 1;
         Ok(Journal {
             inner: Arc::new(Inner {
                 path: path.to_owned(),
                 conn: Mutex::new(conn),
+                key,
             }),
         })
     }

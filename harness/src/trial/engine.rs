@@ -119,6 +119,7 @@ pub async fn run_trial(trial: &Trial, settings: &TrialSettings) -> Result<TrialR
         .trial_root_base
         .join(format!("{:08x}", rand::random::<u32>()));
     std::fs::create_dir_all(&root).map_err(setup_err)?;
+    super::sweep::write_root_owner(&root).map_err(setup_err)?;
 
     let hazard = match trial.plan {
         FaultPlan::Hazard { hazard } => Some(hazard),

@@ -37,7 +37,36 @@ pub fn sweep_stale_roots(base: &Path) -> SweepSummary {
     summary
 }
 
+/// The file in a trial root that names the process running the trial.
+const ROOT_OWNER_FILE: &str = "owner.json";
+
+/// Marks `root` as this process's, before anything else goes in: the sweep of another test
+/// process (nextest runs one per trial) then leaves it alone without opening its journal.
+pub(crate) fn write_root_owner(root: &Path) -> std::io::Result<()> {
+    let pid = std::process::id();
+    let owner = serde_json::json!({
+        "pid": pid,
+        "start_ticks": crate::process::process_start_ticks(pid),
+        "host": crate::process::host_name(),
+    });
+    std::fs::write(root.join(ROOT_OWNER_FILE), owner.to_string())
+}
+
+/// Whether the root's owner process is alive (or may be: another host, unreadable file).
+fn root_owner_alive(root: &Path) -> Option<bool> {
+    let text = std::fs::read_to_string(root.join(ROOT_OWNER_FILE)).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    if v["host"].as_str() != Some(crate::process::host_name().as_str()) {
+        return Some(true);
+    }
+    let pid = u32::try_from(v["pid"].as_u64()?).ok()?;
+    Some(crate::process::owner_alive(pid, v["start_ticks"].as_u64()))
+}
+
 fn sweep_root(root: &Path, summary: &mut SweepSummary) {
+    if root_owner_alive(root) == Some(true) {
+        return; // a live trial: never even open its journal
+    }
     let journal_path = root.join("journal.sqlite3");
     if !journal_path.exists() {
         // A root being set up right now has no journal yet; a foreign folder has none ever.
