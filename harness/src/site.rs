@@ -19,6 +19,19 @@ pub struct RemoteEffect {
     pub object: String,
 }
 
+#[cfg(feature = "fixture-site")]
+impl From<browser_fault_fixtures::LedgerEntry> for RemoteEffect {
+    fn from(e: browser_fault_fixtures::LedgerEntry) -> Self {
+        RemoteEffect {
+            seq: e.seq,
+            request_key: e.request_key,
+            account: e.account,
+            tenant: e.tenant,
+            object: e.object,
+        }
+    }
+}
+
 /// What the remote side actually accepted, read without changing anything.
 pub trait RemoteLedger: Send + Sync + fmt::Debug {
     /// Every accepted effect, in sequence order.
@@ -236,17 +249,9 @@ impl RunningSite {
     pub(crate) fn ledger(&self) -> Vec<RemoteEffect> {
         match self {
             #[cfg(feature = "fixture-site")]
-            RunningSite::Fixture(site) => site
-                .ledger()
-                .into_iter()
-                .map(|e| RemoteEffect {
-                    seq: e.seq,
-                    request_key: e.request_key,
-                    account: e.account,
-                    tenant: e.tenant,
-                    object: e.object,
-                })
-                .collect(),
+            RunningSite::Fixture(site) => {
+                site.ledger().into_iter().map(RemoteEffect::from).collect()
+            }
             RunningSite::External {
                 ledger, since_seq, ..
             } => ledger

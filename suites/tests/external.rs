@@ -19,13 +19,7 @@ impl RemoteLedger for Ledger {
         self.0
             .ledger()
             .into_iter()
-            .map(|e| RemoteEffect {
-                seq: e.seq,
-                request_key: e.request_key,
-                account: e.account,
-                tenant: e.tenant,
-                object: e.object,
-            })
+            .map(RemoteEffect::from)
             .collect()
     }
 }

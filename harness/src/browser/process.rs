@@ -12,57 +12,34 @@ use nix::unistd::Pid;
 /// trial, so a match is ours.
 pub fn processes_using_profile(profile_dir: &Path) -> Vec<u32> {
     let needle = format!("--user-data-dir={}", profile_dir.display());
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        if is_zombie(pid) {
-            continue;
-        }
-        if cmdline
-            .split(|b| *b == 0)
-            .any(|arg| arg == needle.as_bytes())
-        {
-            found.push(pid);
-        }
-    }
+    let mut found: Vec<u32> = live_pids()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                cmdline
+                    .split(|b| *b == 0)
+                    .any(|arg| arg == needle.as_bytes())
+            })
+        })
+        .collect();
     found.sort_unstable();
     found
 }
 
 /// Pids of live processes in process group `pgid`.
 pub fn processes_in_group(pgid: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if let Some((state, group)) = stat_fields(pid)
-            && group == pgid
-            && state != 'Z'
-        {
-            found.push(pid);
-        }
-    }
-    found
+    live_pids()
+        .filter(|pid| stat_fields(*pid).is_some_and(|(_, group)| group == pgid))
+        .collect()
+}
+
+/// The pids in `/proc` that are not zombies.
+fn live_pids() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()))
+        .filter(|pid| !is_zombie(*pid))
 }
 
 /// SIGKILLs every live process using `profile_dir`; returns how many were signalled.

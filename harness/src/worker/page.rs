@@ -190,25 +190,40 @@ impl Page {
 
     /// Waits until an element matches `selector`; returns it.
     async fn wait_element(&self, selector: &str) -> Result<WebElement, TaskError> {
+        self.wait_first(&[selector]).await.map(|(_, el)| el)
+    }
+
+    /// Polls until one of `selectors` matches, within the step timeout; returns which, and
+    /// the element. Backs off from 5 ms to 50 ms between rounds.
+    async fn wait_first<S: AsRef<str>>(
+        &self,
+        selectors: &[S],
+    ) -> Result<(usize, WebElement), TaskError> {
         let driver = self.driver()?;
         let limit = self.shared.spec.step_timeout;
         let deadline = Instant::now() + limit;
         let mut backoff = Duration::from_millis(5);
         loop {
-            match driver.find(By::Css(selector)).await {
-                Ok(el) => return Ok(el),
-                Err(e) if is_no_such_element(&e) && Instant::now() < deadline => {
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_millis(50));
+            for (i, selector) in selectors.iter().enumerate() {
+                match driver.find(By::Css(selector.as_ref())).await {
+                    Ok(el) => return Ok((i, el)),
+                    Err(e) if is_no_such_element(&e) => {}
+                    Err(e) => return Err(BrowserError::from(e).into()),
                 }
-                Err(e) if is_no_such_element(&e) => {
-                    return Err(TaskError::NotFound {
-                        selector: selector.to_owned(),
-                        after: limit,
-                    });
-                }
-                Err(e) => return Err(BrowserError::from(e).into()),
             }
+            if Instant::now() >= deadline {
+                let selector = selectors
+                    .iter()
+                    .map(AsRef::as_ref)
+                    .collect::<Vec<_>>()
+                    .join(" | ");
+                return Err(TaskError::NotFound {
+                    selector,
+                    after: limit,
+                });
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_millis(50));
         }
     }
 
@@ -237,27 +252,7 @@ impl Page {
         let selectors: Vec<String> = selectors.iter().map(|s| (*s).to_owned()).collect();
         async move {
             this.step("wait_for_any", async {
-                let driver = this.driver()?;
-                let limit = this.shared.spec.step_timeout;
-                let deadline = Instant::now() + limit;
-                let mut backoff = Duration::from_millis(5);
-                loop {
-                    for (i, selector) in selectors.iter().enumerate() {
-                        match driver.find(By::Css(selector.as_str())).await {
-                            Ok(_) => return Ok(i),
-                            Err(e) if is_no_such_element(&e) => {}
-                            Err(e) => return Err(BrowserError::from(e).into()),
-                        }
-                    }
-                    if Instant::now() >= deadline {
-                        return Err(TaskError::NotFound {
-                            selector: selectors.join(" | "),
-                            after: limit,
-                        });
-                    }
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_millis(50));
-                }
+                this.wait_first(&selectors).await.map(|(i, _)| i)
             })
             .await
         }
