@@ -303,6 +303,40 @@ impl Worker {
     /// Writes the session record, then launches a browser on the profile and installs it.
     async fn launch_browser(&mut self) -> Result<(), TaskError> {
         let spec = &self.shared.spec;
+        recover_stale_singleton_lock(self.profile.path())?;
+        std::fs::create_dir_all(&spec.tmp_dir)
+            .map_err(|e| TaskError::Browser(crate::browser::BrowserError::DriverStart(e)))?;
+        // The step's own timer must fire before the WebDriver client's or chromedriver's
+        // page-load limit: only a step timeout retires the session. With equal limits the
+        // client won the race, and the timed-out step came back as a live command error.
+        // The client's limit is a backstop, and must leave room to create a session under
+        // load whatever the step timeout.
+        let options = BrowserOptions {
+            command_timeout: (spec.step_timeout * 2).max(BrowserOptions::default().command_timeout),
+            own_process_group: spec.own_process_group,
+            fast_first_navigation: spec.fast_first_navigation,
+            ..BrowserOptions::default()
+        };
+        let launch_started = std::time::Instant::now();
+        // chromedriver comes up while the journal records are written; Chromium itself is
+        // launched only after the browser-session record is durable.
+        let driver = match (&spec.webdriver_url, &self.binaries) {
+            (Some(_), _) => None,
+            (None, Some(binaries)) => Some(crate::browser::DriverStart::spawn(
+                binaries,
+                &spec.tmp_dir,
+                &options,
+            )?),
+            (None, None) => {
+                return Err(crate::browser::BrowserError::from(
+                    crate::browser::PreflightError::NotFound {
+                        what: "chromedriver",
+                        env: crate::browser::CHROMEDRIVER_ENV,
+                    },
+                )
+                .into());
+            }
+        };
         let generation = self.store.bump_generation(&self.profile)?;
         self.sessions_started += 1;
         self.session_id = format!(
@@ -327,35 +361,12 @@ impl Worker {
         );
         record.last_checkpoint = last_checkpoint;
         self.shared.journal.record_browser_session(&record)?;
-        recover_stale_singleton_lock(self.profile.path())?;
-        std::fs::create_dir_all(&spec.tmp_dir)
-            .map_err(|e| TaskError::Browser(crate::browser::BrowserError::DriverStart(e)))?;
-        // The step's own timer must fire before the WebDriver client's or chromedriver's
-        // page-load limit: only a step timeout retires the session. With equal limits the
-        // client won the race, and the timed-out step came back as a live command error.
-        // The client's limit is a backstop, and must leave room to create a session under
-        // load whatever the step timeout.
-        let options = BrowserOptions {
-            command_timeout: (spec.step_timeout * 2).max(BrowserOptions::default().command_timeout),
-            own_process_group: spec.own_process_group,
-            fast_first_navigation: spec.fast_first_navigation,
-            ..BrowserOptions::default()
-        };
-        let launch_started = std::time::Instant::now();
-        let browser = match (&spec.webdriver_url, &self.binaries) {
-            (Some(url), _) => Browser::connect_remote(url, self.profile.path(), &options).await?,
-            (None, Some(binaries)) => {
-                Browser::launch(binaries, self.profile.path(), &spec.tmp_dir, &options).await?
+        let browser = match (driver, &spec.webdriver_url) {
+            (Some(driver), _) => driver.open_session(self.profile.path(), &options).await?,
+            (None, Some(url)) => {
+                Browser::connect_remote(url, self.profile.path(), &options).await?
             }
-            (None, None) => {
-                return Err(crate::browser::BrowserError::from(
-                    crate::browser::PreflightError::NotFound {
-                        what: "chromedriver",
-                        env: crate::browser::CHROMEDRIVER_ENV,
-                    },
-                )
-                .into());
-            }
+            (None, None) => unreachable_launch()?,
         };
         let launch_time = launch_started.elapsed();
         self.shared.fault.add_launch_time(launch_time);
@@ -676,6 +687,17 @@ fn save_screenshot(
         .map(|b| format!("{b:02x}"))
         .collect();
     Some(ScreenshotRef { file, sha256 })
+}
+
+/// The (impossible) case of no local driver and no remote endpoint, as a typed error.
+fn unreachable_launch() -> Result<Browser, TaskError> {
+    Err(
+        crate::browser::BrowserError::from(crate::browser::PreflightError::NotFound {
+            what: "chromedriver",
+            env: crate::browser::CHROMEDRIVER_ENV,
+        })
+        .into(),
+    )
 }
 
 fn short(run_id: &str) -> &str {
