@@ -88,8 +88,13 @@ impl WorkerHandle {
                 let _ = (&mut *task).await;
             }
         }
-        // Whatever of the browser outlived its group (nothing, when the group kill worked).
+        // Whatever of the browser outlived its group (nothing, when the group kill worked),
+        // and then wait until all of it is dead: a SIGKILL lands asynchronously, and the
+        // recovery worker must find the old browser's lock held by a dead pid, not a dying one.
         process::kill_profile_processes(&self.profile);
+        for pid in process::processes_using_profile(&self.profile) {
+            process::wait_dead(pid, Duration::from_secs(10)).await;
+        }
     }
 
     /// Waits until the worker has exited on its own, up to `limit`; kills it past that.
