@@ -78,6 +78,9 @@ impl WorkerHandle {
     /// The crash: SIGKILL of the worker's process group (`kill`), or the worker's task
     /// dropped and its browser tree killed (`abort`). Returns when the worker is gone.
     pub(crate) async fn crash(&mut self) {
+        // Who to wait for is read before the kill: a dying process's command line reads as
+        // empty, so it can no longer be found by its profile path.
+        let browsers = process::processes_using_profile(&self.profile);
         match &mut self.control {
             Control::Process { child, pgid, .. } => {
                 process::kill_group(*pgid);
@@ -92,7 +95,10 @@ impl WorkerHandle {
         // and then wait until all of it is dead: a SIGKILL lands asynchronously, and the
         // recovery worker must find the old browser's lock held by a dead pid, not a dying one.
         process::kill_profile_processes(&self.profile);
-        for pid in process::processes_using_profile(&self.profile) {
+        for pid in browsers
+            .into_iter()
+            .chain(process::processes_using_profile(&self.profile))
+        {
             process::wait_dead(pid, Duration::from_secs(10)).await;
         }
     }
