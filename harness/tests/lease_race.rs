@@ -112,6 +112,16 @@ impl Racer {
     }
 }
 
+/// Serializes the tests of this binary. A lock lives on its open file description, which a
+/// child shares from fork until exec: while another test thread spawns a racer, a lease this
+/// thread released can still look held to a third process. One test at a time makes every
+/// answer deterministic.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn setup(dir: &std::path::Path) -> (Journal, ProfileStore, Profile) {
     let journal = Journal::open(&dir.join("journal.sqlite")).unwrap();
     let store = ProfileStore::open(dir.join("profiles")).unwrap();
@@ -129,6 +139,7 @@ fn setup(dir: &std::path::Path) -> (Journal, ProfileStore, Profile) {
 
 #[test]
 fn exactly_one_of_two_processes_wins_each_round() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let (journal, store, profile) = setup(dir.path());
     let mut racers = [
@@ -164,6 +175,7 @@ fn exactly_one_of_two_processes_wins_each_round() {
 
 #[test]
 fn takeover_after_sigkill_bumps_the_generation() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let (journal, store, profile) = setup(dir.path());
     let mut holder = Racer::spawn(&journal, &store, &profile);
@@ -187,6 +199,7 @@ fn takeover_after_sigkill_bumps_the_generation() {
 
 #[test]
 fn a_live_holder_is_never_displaced_even_when_expired() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let (journal, store, profile) = setup(dir.path());
     // This process holds with a zero ttl: expired at once, but alive and locked.
@@ -210,6 +223,7 @@ fn a_live_holder_is_never_displaced_even_when_expired() {
 
 #[test]
 fn a_fenced_off_lease_cannot_renew_or_release() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let (journal, _store, profile) = setup(dir.path());
     let holder = LeaseHolder::this_process("race", 1);
