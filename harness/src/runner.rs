@@ -4,7 +4,7 @@
 //!
 //! A `harness = false` test target holds the scenarios and one line:
 //!
-//! ```ignore
+//! ```no_run
 //! browser_fault::main!();
 //! ```
 //!
@@ -278,7 +278,7 @@ fn run_scenario(scenario: &'static Scenario, settings: &TrialSettings) -> Vec<St
 
 /// The `main` of a `harness = false` test target that runs every registered trial.
 ///
-/// ```ignore
+/// ```no_run
 /// // tests/crash.rs, with `[[test]] name = "crash", harness = false` in Cargo.toml
 /// use browser_fault::prelude::*;
 ///
