@@ -88,14 +88,7 @@ fn preflight() -> Result<BrowserBinaries, u8> {
             );
             let ok = run(Command::new("apt-get").arg("update").arg("-qq"))
                 && run(Command::new("apt-get")
-                    .args([
-                        "install",
-                        "-y",
-                        "-qq",
-                        "--no-install-recommends",
-                        "chromium",
-                        "chromium-driver",
-                    ])
+                    .args(["install", "-y", "-qq", "chromium", "chromium-driver"])
                     .env("DEBIAN_FRONTEND", "noninteractive"));
             if !ok {
                 eprintln!(
