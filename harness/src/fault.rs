@@ -263,7 +263,8 @@ impl FaultHook {
     }
 }
 
-fn ms(d: std::time::Duration) -> u64 {
+/// A duration in whole milliseconds, saturating.
+pub(crate) fn ms(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 

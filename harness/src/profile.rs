@@ -302,6 +302,21 @@ impl ProfileStore {
         &self.root
     }
 
+    /// The profile folders under the root, sorted (not the backups, not files).
+    pub fn profile_dirs(&self) -> Vec<PathBuf> {
+        let Ok(entries) = fs::read_dir(&self.root) else {
+            return Vec::new();
+        };
+        let mut dirs: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter(|e| !e.file_name().as_encoded_bytes().starts_with(b"."))
+            .map(|e| e.path())
+            .collect();
+        dirs.sort();
+        dirs
+    }
+
     /// Creates a new profile directory (mode 0700) with its owner marker at generation 1.
     ///
     /// An existing directory of that name is [`ProfileErrorKind::AlreadyExists`]. The marker

@@ -106,7 +106,7 @@ pub fn run_trials(
             // runs each test by its listed name with `--exact`, which must match the trial.
             // A trial that needs fault knobs the site lacks is listed, as ignored: never
             // silently dropped.
-            let unsupported = t.needs_site_knobs() && !(t.scenario.site)().has_fault_knobs();
+            let unsupported = t.unsupported_by_site();
             libtest_mimic::Trial::test(t.name(), move || run_one(&t, &settings, &gate))
                 .with_ignored_flag(unsupported)
         })
@@ -255,7 +255,7 @@ fn run_scenario(scenario: &'static Scenario, settings: &TrialSettings) -> Vec<St
     let gate = Gate::default();
     let mut failures: Vec<String> = trial::expand(scenario)
         .iter()
-        .filter(|t| !t.needs_site_knobs() || (t.scenario.site)().has_fault_knobs())
+        .filter(|t| !t.unsupported_by_site())
         .filter_map(|t| {
             run_one(t, settings, &gate)
                 .err()

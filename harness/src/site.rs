@@ -139,10 +139,7 @@ fn fixture_hazard(h: crate::plan::Hazard) -> browser_fault_fixtures::Hazard {
 }
 
 impl RunningSite {
-    pub(crate) async fn start(
-        spec: SiteSpec,
-        _hazard: Option<crate::plan::Hazard>,
-    ) -> std::io::Result<RunningSite> {
+    pub(crate) async fn start(spec: SiteSpec) -> std::io::Result<RunningSite> {
         match spec {
             #[cfg(feature = "fixture-site")]
             SiteSpec::Fixture(config) => Ok(RunningSite::Fixture(

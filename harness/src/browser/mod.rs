@@ -258,12 +258,7 @@ impl Browser {
 
     /// Whether Chromium's main process is still alive.
     pub fn is_alive(&self) -> bool {
-        match self.browser_pid {
-            Some(pid) => {
-                !process::processes_using_profile(&self.profile_dir).is_empty() && pid_is_live(pid)
-            }
-            None => true,
-        }
+        self.browser_pid.is_none_or(crate::process::pid_alive)
     }
 
     /// SIGKILLs Chromium's main process only, leaving chromedriver and the worker alive:
@@ -314,16 +309,6 @@ impl Drop for Browser {
             self.kill();
         }
     }
-}
-
-fn pid_is_live(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rfind(')')
-                .map(|i| s[i + 2..].starts_with(|c| c != 'Z' && c != 'X'))
-        })
-        .unwrap_or(false)
 }
 
 fn kill_child(child: &mut Child, group: Option<u32>) {

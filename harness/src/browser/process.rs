@@ -25,13 +25,6 @@ pub fn processes_using_profile(profile_dir: &Path) -> Vec<u32> {
     found
 }
 
-/// Pids of live processes in process group `pgid`.
-pub fn processes_in_group(pgid: u32) -> Vec<u32> {
-    live_pids()
-        .filter(|pid| stat_fields(*pid).is_some_and(|(_, group)| group == pgid))
-        .collect()
-}
-
 /// The pids in `/proc` that are not zombies.
 fn live_pids() -> impl Iterator<Item = u32> {
     std::fs::read_dir("/proc")
@@ -49,6 +42,23 @@ pub fn kill_profile_processes(profile_dir: &Path) -> usize {
         let _ = kill(Pid::from_raw(*pid as i32), Signal::SIGKILL);
     }
     pids.len()
+}
+
+/// SIGKILLs `pids` and waits, up to `limit` each, until they are dead. Read the pids before
+/// anything else kills the tree: a dying process's command line reads as empty, so it can
+/// no longer be found by its profile path.
+pub async fn kill_and_wait(pids: &[u32], limit: std::time::Duration) {
+    for pid in pids {
+        kill_pid(*pid);
+    }
+    wait_all_dead(pids, limit).await;
+}
+
+/// Waits, up to `limit` each, until every one of `pids` is dead.
+pub async fn wait_all_dead(pids: &[u32], limit: std::time::Duration) {
+    for pid in pids {
+        wait_dead(*pid, limit).await;
+    }
 }
 
 /// SIGKILLs process group `pgid` (no-op when it is gone).
@@ -76,20 +86,9 @@ pub async fn wait_dead(pid: u32, limit: std::time::Duration) -> bool {
     true
 }
 
+/// Gone, or a zombie only waiting to be reaped.
 fn is_zombie(pid: u32) -> bool {
-    matches!(stat_fields(pid), Some(('Z', _)) | None)
-}
-
-/// (state, process group) from `/proc/<pid>/stat`.
-fn stat_fields(pid: u32) -> Option<(char, u32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may contain spaces: parse after the last ')'.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let _ppid = fields.next()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    Some((state, pgrp))
+    !crate::process::pid_alive(pid)
 }
 
 #[cfg(test)]

@@ -70,11 +70,6 @@ impl SessionRegistry {
         }
     }
 
-    /// The token of the current session.
-    pub fn current(&self) -> Option<SessionToken> {
-        self.slot().as_ref().map(|(t, _)| *t)
-    }
-
     /// Takes the session out of the slot if, and only if, `token` is still current.
     /// A stale token gets `None` and the successor stays.
     pub fn retire(&self, token: SessionToken) -> Option<Browser> {
@@ -84,10 +79,5 @@ impl SessionRegistry {
         } else {
             None
         }
-    }
-
-    /// Takes whatever session is current.
-    pub fn take(&self) -> Option<Browser> {
-        self.slot().take().map(|(_, b)| b)
     }
 }

@@ -10,7 +10,7 @@ use crate::cleanup::{CleanupCoordinator, CleanupOutcome};
 use crate::evidence::{
     CleanupEvidence, Durations, Evidence, LedgerSummary, TraceStep, WorkerEnd, WorkerEvidence,
 };
-use crate::fault::{ScreenshotRef, WorkerEvent};
+use crate::fault::{ScreenshotRef, WorkerEvent, ms};
 use crate::journal::{Journal, NewRun};
 use crate::oracle::{Facts, JudgedWorker, judge};
 use crate::plan::{Boundary, Hazard};
@@ -121,11 +121,7 @@ pub async fn run_trial(trial: &Trial, settings: &TrialSettings) -> Result<TrialR
     std::fs::create_dir_all(&root).map_err(setup_err)?;
     super::sweep::write_root_owner(&root).map_err(setup_err)?;
 
-    let hazard = match trial.plan {
-        FaultPlan::Hazard { hazard } => Some(hazard),
-        FaultPlan::Boundary { .. } => None,
-    };
-    let site = RunningSite::start((scenario.site)(), hazard)
+    let site = RunningSite::start((scenario.site)())
         .await
         .map_err(TrialError::Site)?;
     let result = run_with_site(trial, settings, &site, &root, &evidence_dir, started).await;
@@ -265,11 +261,9 @@ async fn run_with_site(
                     screenshot = shot;
                     if boundary == Boundary::BrowserCrash {
                         // The browser dies under a live worker, which must notice.
-                        if let Some(pid) = browser_pid {
-                            process::kill_pid(pid);
-                            process::wait_dead(pid, Duration::from_secs(10)).await;
-                        }
-                        process::kill_profile_processes(profile.path());
+                        let mut browsers = process::processes_using_profile(profile.path());
+                        browsers.extend(browser_pid);
+                        process::kill_and_wait(&browsers, Duration::from_secs(10)).await;
                         first.handle.resume().await;
                         continue;
                     }
@@ -357,7 +351,7 @@ async fn run_with_site(
         .ok()
         .and_then(|s| s.last().map(|r| r.profile_path.clone()))
         .unwrap_or_else(|| profile.path().to_owned());
-    let profiles = profile_dirs(store.root());
+    let profiles = store.profile_dirs();
     let leaked_profiles = profiles
         .iter()
         .filter(|p| !same_path(p, &current_profile))
@@ -389,7 +383,7 @@ async fn run_with_site(
     let _ = std::fs::remove_dir_all(store.root().join(".backups"));
     let chromium_temp_dirs = count_chromium_temp_dirs(root);
     let profile_cleaned = cleanup.iter().all(|c| c.outcome == CleanupOutcome::Cleaned)
-        && profile_dirs(store.root()).is_empty();
+        && store.profile_dirs().is_empty();
     let unproven_cleanups = cleanup
         .iter()
         .filter(|c| c.outcome != CleanupOutcome::Cleaned)
@@ -560,25 +554,6 @@ fn judged_of(w: &WorkerEvidence) -> JudgedWorker {
         result: w.result.filter(|_| w.end == WorkerEnd::Finished),
         within_timeout: w.end != WorkerEnd::TimedOut,
     }
-}
-
-fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// The profile folders under the root (not the backups).
-fn profile_dirs(root: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return Vec::new();
-    };
-    let mut dirs: Vec<PathBuf> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .map(|e| e.path())
-        .collect();
-    dirs.sort();
-    dirs
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {

@@ -124,6 +124,12 @@ impl Trial {
         }
     }
 
+    /// Whether the trial needs fault knobs that its scenario's site lacks: such a trial is
+    /// listed as ignored, never run against a site that cannot make it deterministic.
+    pub fn unsupported_by_site(&self) -> bool {
+        self.needs_site_knobs() && !(self.scenario.site)().has_fault_knobs()
+    }
+
     /// The variant, when the boundary has several.
     pub fn variant(&self) -> Option<Variant> {
         match self.plan {

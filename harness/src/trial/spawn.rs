@@ -94,13 +94,10 @@ impl WorkerHandle {
         // Whatever of the browser outlived its group (nothing, when the group kill worked),
         // and then wait until all of it is dead: a SIGKILL lands asynchronously, and the
         // recovery worker must find the old browser's lock held by a dead pid, not a dying one.
+        // The pids were read before the kill: they are only waited for here, never signalled
+        // again (one may already be dead and its pid reused).
         process::kill_profile_processes(&self.profile);
-        for pid in browsers
-            .into_iter()
-            .chain(process::processes_using_profile(&self.profile))
-        {
-            process::wait_dead(pid, Duration::from_secs(10)).await;
-        }
+        process::wait_all_dead(&browsers, Duration::from_secs(10)).await;
     }
 
     /// Waits until the worker has exited on its own, up to `limit`; kills it past that.

@@ -88,7 +88,7 @@ fn sweep_root(root: &Path, summary: &mut SweepSummary) {
             .push((root.to_owned(), "no profile store".into()));
         return;
     };
-    let run_ids = run_ids(root);
+    let run_ids = run_ids(&store);
     if run_ids.is_empty() {
         // A root being set up right now (another test process: nextest runs one per trial)
         // has its journal before its first owned profile; no owner, no proof it is dead.
@@ -108,7 +108,7 @@ fn sweep_root(root: &Path, summary: &mut SweepSummary) {
         return; // a live run: not ours to touch, and not worth reporting
     }
     // The browsers of a dead run may have outlived it: they hold the profiles.
-    for profile in profile_dirs(store.root()) {
+    for profile in store.profile_dirs() {
         process::kill_profile_processes(&profile);
     }
     let report = CleanupCoordinator::new(&journal, &store).sweep_orphans();
@@ -116,7 +116,7 @@ fn sweep_root(root: &Path, summary: &mut SweepSummary) {
     for kept in report.kept {
         summary.kept.push((kept.path, format!("{:?}", kept.reason)));
     }
-    if profile_dirs(store.root()).is_empty() {
+    if store.profile_dirs().is_empty() {
         drop(journal);
         if std::fs::remove_dir_all(root).is_ok() {
             summary.removed_roots += 1;
@@ -125,23 +125,12 @@ fn sweep_root(root: &Path, summary: &mut SweepSummary) {
 }
 
 /// The run ids named by the profiles' owner markers (the runs that matter for removal).
-fn run_ids(root: &Path) -> Vec<String> {
-    profile_dirs(&root.join("profiles"))
+fn run_ids(store: &ProfileStore) -> Vec<String> {
+    store
+        .profile_dirs()
         .iter()
-        .filter_map(|p| std::fs::read_to_string(p.join(crate::profile::OWNER_MARKER_FILE)).ok())
-        .filter_map(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .filter_map(|v| v["run_id"].as_str().map(str::to_owned))
-        .collect()
-}
-
-fn profile_dirs(root: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .map(|e| e.path())
+        .filter_map(|p| store.open_profile(p).ok())
+        .filter_map(|p| store.marker(&p).ok())
+        .map(|m| m.run_id)
         .collect()
 }

@@ -247,11 +247,7 @@ impl Worker {
         let journal = Journal::open(&spec.journal_path)?;
         let store = ProfileStore::open(&spec.profile_root)?;
         let profile = store.open_profile(&spec.profile_path)?;
-        let holder = LeaseHolder {
-            run_id: spec.run_id.clone(),
-            incarnation: spec.incarnation,
-            pid: std::process::id(),
-        };
+        let holder = LeaseHolder::this_process(spec.run_id.clone(), spec.incarnation);
         let lease = match crate::lease::claim_lease(&journal, &profile, &holder, spec.lease_ttl) {
             Ok(lease) => lease,
             Err(e) if matches!(e.kind(), crate::lease::LeaseErrorKind::Held { .. }) => {
@@ -320,9 +316,9 @@ impl Worker {
         let launch_started = std::time::Instant::now();
         // chromedriver comes up while the journal records are written; Chromium itself is
         // launched only after the browser-session record is durable.
-        let driver = match (&spec.webdriver_url, &self.binaries) {
-            (Some(_), _) => None,
-            (None, Some(binaries)) => Some(crate::browser::DriverStart::spawn(
+        let endpoint = match (&spec.webdriver_url, &self.binaries) {
+            (Some(url), _) => Endpoint::Remote(url),
+            (None, Some(binaries)) => Endpoint::Local(crate::browser::DriverStart::spawn(
                 binaries,
                 &spec.tmp_dir,
                 &options,
@@ -361,12 +357,11 @@ impl Worker {
         );
         record.last_checkpoint = last_checkpoint;
         self.shared.journal.record_browser_session(&record)?;
-        let browser = match (driver, &spec.webdriver_url) {
-            (Some(driver), _) => driver.open_session(self.profile.path(), &options).await?,
-            (None, Some(url)) => {
+        let browser = match endpoint {
+            Endpoint::Local(driver) => driver.open_session(self.profile.path(), &options).await?,
+            Endpoint::Remote(url) => {
                 Browser::connect_remote(url, self.profile.path(), &options).await?
             }
-            (None, None) => unreachable_launch()?,
         };
         let launch_time = launch_started.elapsed();
         self.shared.fault.add_launch_time(launch_time);
@@ -508,14 +503,8 @@ impl Worker {
     /// Switches to a fresh profile and returns the old one's path WITHOUT removing it: the
     /// caller owns its cleanup. (The bug zoo's leaky agent forgets exactly that.)
     pub async fn adopt_fresh_profile(&mut self) -> Result<PathBuf, TaskError> {
-        if let Some(token) = self.token.take()
-            && let Some(browser) = self.shared.registry.retire(token)
-        {
-            browser.quit().await;
-        }
-        if let Some(lease) = self.lease.take() {
-            let _ = lease.release();
-        }
+        self.quit_browser().await;
+        self.release_lease();
         let old = self.profile.path().to_owned();
         let spec = &self.shared.spec;
         let name = format!(
@@ -532,11 +521,7 @@ impl Worker {
             run_id: spec.run_id.clone(),
             browser_version: marker.browser_version,
         })?;
-        let holder = LeaseHolder {
-            run_id: spec.run_id.clone(),
-            incarnation: spec.incarnation,
-            pid: std::process::id(),
-        };
+        let holder = LeaseHolder::this_process(spec.run_id.clone(), spec.incarnation);
         self.lease = Some(crate::lease::claim_lease(
             &self.shared.journal,
             &self.profile,
@@ -551,6 +536,12 @@ impl Worker {
     /// Ends the worker well: quits the browser (and makes sure nothing of its process tree
     /// is left), releases the lease.
     pub async fn finish(mut self) {
+        self.quit_browser().await;
+        self.release_lease();
+    }
+
+    /// Quits the current browser session, if this worker still holds it.
+    async fn quit_browser(&mut self) {
         if let Some(token) = self.token.take()
             && let Some(browser) = self.shared.registry.retire(token)
         {
@@ -558,6 +549,10 @@ impl Worker {
             browser.quit().await;
             self.shared.fault.add_quit_time(started.elapsed());
         }
+    }
+
+    /// Releases the profile's lease, if this worker holds it.
+    fn release_lease(&mut self) {
         if let Some(lease) = self.lease.take() {
             let _ = lease.release();
         }
@@ -689,15 +684,12 @@ fn save_screenshot(
     Some(ScreenshotRef { file, sha256 })
 }
 
-/// The (impossible) case of no local driver and no remote endpoint, as a typed error.
-fn unreachable_launch() -> Result<Browser, TaskError> {
-    Err(
-        crate::browser::BrowserError::from(crate::browser::PreflightError::NotFound {
-            what: "chromedriver",
-            env: crate::browser::CHROMEDRIVER_ENV,
-        })
-        .into(),
-    )
+/// Where a worker's browser session comes from.
+enum Endpoint<'a> {
+    /// A chromedriver this worker started (and that is coming up).
+    Local(crate::browser::DriverStart),
+    /// A WebDriver endpoint someone else runs.
+    Remote(&'a str),
 }
 
 fn short(run_id: &str) -> &str {
