@@ -53,6 +53,8 @@ pub(crate) struct Args {
     pub(crate) crash: Option<LitStr>,
     pub(crate) timeout: Option<LitStr>,
     pub(crate) hazards: Option<Names>,
+    /// The objects of the scenario's intended side effects: `"42"` or `["42", "43"]`.
+    pub(crate) effects: Option<Names>,
     /// Keys already given, so that a key set twice is rejected even when its first value
     /// was malformed.
     seen: Vec<&'static str>,
@@ -103,6 +105,7 @@ impl Args {
             "crash" => self.set_crash(&key, nv),
             "timeout" => self.set_timeout(&key, nv),
             "hazards" => self.set_hazards(&key, nv),
+            "effects" => self.set_effects(&key, nv),
             _ => unreachable_key(&key),
         }
     }
@@ -147,6 +150,12 @@ impl Args {
         Ok(())
     }
 
+    fn set_effects(&mut self, key: &Ident, nv: MetaNameValue) -> Result<()> {
+        self.first("effects", key)?;
+        self.effects = Some(names_value(&nv.value, "object", "42")?);
+        Ok(())
+    }
+
     /// Rejects the second occurrence of a key.
     fn first(&mut self, name: &'static str, key: &Ident) -> Result<()> {
         if self.seen.contains(&name) {
@@ -184,6 +193,7 @@ fn example(key: &Ident) -> &'static str {
         "account" => "\"acct-test-42\"",
         "crash" => "\"kill\"",
         "timeout" => "\"45s\"",
+        "effects" => "[\"42\"]",
         _ => "[\"expired_session\"]",
     }
 }
@@ -209,7 +219,8 @@ fn names_value(value: &Expr, what: &str, example: &str) -> Result<Names> {
             None => Err(Error::new_spanned(
                 other,
                 format!(
-                    "expected a {what} name or a list of them, e.g. \"{example}\" or [\"{example}\"]{}",
+                    "expected {} {what} name or a list of them, e.g. \"{example}\" or [\"{example}\"]{}",
+                    article(what),
                     quote_hint(other)
                 ),
             )),
@@ -222,11 +233,21 @@ fn name_in_list(elem: &Expr, what: &str, example: &str) -> Result<LitStr> {
         Error::new_spanned(
             elem,
             format!(
-                "expected a {what} name as a string, e.g. \"{example}\"{}",
+                "expected {} {what} name as a string, e.g. \"{example}\"{}",
+                article(what),
                 quote_hint(elem)
             ),
         )
     })
+}
+
+/// "a" or "an" before `word`.
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
 }
 
 fn string_value(value: &Expr, what: &str, example: &str) -> Result<LitStr> {
@@ -331,8 +352,10 @@ mod tests {
             crash = "abort",
             timeout = "45s",
             hazards = "all",
+            effects = ["42", "42"],
         ));
         assert_eq!(errors, Vec::<String>::new());
+        assert!(matches!(args.effects, Some(Names::List { ref items, .. }) if items.len() == 2));
         assert!(matches!(args.at, Some(Names::List { ref items, .. }) if items.len() == 2));
         assert!(matches!(args.hazards, Some(Names::One(ref s)) if s.value() == "all"));
         assert_eq!(args.crash.map(|c| c.value()), Some("abort".to_owned()));

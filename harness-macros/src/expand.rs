@@ -78,6 +78,10 @@ fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
         Some(lit) => quote!(::core::option::Option::Some(#lit)),
         None => quote!(::core::option::Option::None),
     };
+    let effects = match &plan.effects {
+        Some(objects) => quote!(::core::option::Option::Some(&[#(#objects),*])),
+        None => quote!(::core::option::Option::None),
+    };
     // A `site` fn of the wrong type is reported on the user's path alone: the expected
     // type is spelled with the path's span, outside the long `Scenario::new` call.
     let site = match &plan.site {
@@ -125,6 +129,7 @@ fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
                 ::browser_fault::__private::CrashMode::#crash,
                 #timeout,
                 #account,
+                #effects,
                 #site,
                 #entry,
             )

@@ -45,10 +45,12 @@ pub(crate) const HAZARDS: [Name; 6] = [
 pub(crate) const CRASH_MODES: [Name; 2] = [name("kill", "Kill"), name("abort", "Abort")];
 
 /// The option keys of `#[browser_fault(...)]`, in the order the docs list them.
-pub(crate) const OPTIONS: [&str; 6] = ["at", "site", "account", "crash", "timeout", "hazards"];
+pub(crate) const OPTIONS: [&str; 7] = [
+    "at", "site", "account", "crash", "timeout", "hazards", "effects",
+];
 
 /// Words a user may reach for instead of an option key, and the key they mean.
-const OPTION_ALIASES: [(&str, &str); 7] = [
+const OPTION_ALIASES: [(&str, &str); 10] = [
     ("boundary", "at"),
     ("boundaries", "at"),
     ("fault", "at"),
@@ -56,6 +58,9 @@ const OPTION_ALIASES: [(&str, &str); 7] = [
     ("mode", "crash"),
     ("fixture", "site"),
     ("user", "account"),
+    ("intents", "effects"),
+    ("intent", "effects"),
+    ("objects", "effects"),
 ];
 
 /// Finds `given` in `table`.
@@ -195,7 +200,7 @@ mod tests {
         assert_eq!(
             msg,
             "unknown option `boundaries`; did you mean `at`? \
-             valid options: at, site, account, crash, timeout, hazards"
+             valid options: at, site, account, crash, timeout, hazards, effects"
         );
     }
 

@@ -24,6 +24,9 @@ pub(crate) struct Plan {
     pub(crate) account: Option<LitStr>,
     /// `None`: `__private::default_site`.
     pub(crate) site: Option<Path>,
+    /// The objects of the intended side effects, one entry per effect; `None`: one effect
+    /// on an undeclared object.
+    pub(crate) effects: Option<Vec<LitStr>>,
 }
 
 /// Checks the arguments and the fn; all errors found are recorded in `errors`.
@@ -54,6 +57,10 @@ pub(crate) fn check(args: Args, func: &ScenarioFn, errors: &mut Errors) -> Optio
             "`account` must not be empty; omit it to use the site's default account",
         ));
     }
+    let effects = match &args.effects {
+        None => Some(None),
+        Some(e) => errors.ok(effects(e)).map(Some),
+    };
     // After the arguments, so that errors come roughly in source order.
     check_fn(func, errors);
     Some(Plan {
@@ -63,7 +70,29 @@ pub(crate) fn check(args: Args, func: &ScenarioFn, errors: &mut Errors) -> Optio
         timeout_ms: timeout_ms?,
         account: args.account,
         site: args.site,
+        effects: effects?,
     })
+}
+
+/// `effects = "42"` or `["42", "42", "43"]`: one entry per intended side effect, naming
+/// the object it acts on (the same object twice means two effects on it). `[]` declares a
+/// scenario that must leave no side effect at all.
+fn effects(value: &Names) -> syn::Result<Vec<LitStr>> {
+    let items: Vec<LitStr> = match value {
+        Names::One(lit) => vec![lit.clone()],
+        Names::List { items, .. } => items.clone(),
+    };
+    let mut errors = Errors::default();
+    for lit in &items {
+        if lit.value().trim().is_empty() {
+            errors.push(Error::new(
+                lit.span(),
+                "an intended effect names the object it acts on, e.g. \"42\"; it cannot be empty",
+            ));
+        }
+    }
+    errors.finish()?;
+    Ok(items)
 }
 
 fn boundaries(at: &Names) -> syn::Result<Vec<Name>> {

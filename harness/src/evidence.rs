@@ -6,9 +6,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::cleanup::CleanupOutcome;
-use crate::fault::ScreenshotRef;
+use crate::fault::{FaultRecord, ScreenshotRef};
 use crate::journal::Checkpoint;
-use crate::oracle::Verdict;
+use crate::oracle::{LeakedProfile, Verdict};
 use crate::plan::{Boundary, CrashMode, Hazard};
 use crate::trial::Variant;
 use crate::worker::WorkerResult;
@@ -46,8 +46,21 @@ pub struct WorkerEvidence {
     pub total_ms: u64,
     /// Where its time went, as it measured it (up to its crash, for a crashed worker).
     pub timing: crate::fault::WorkerTiming,
-    /// The last 8 KiB of its log, with a truncation marker.
+    /// The last 8 KiB of its log, with a truncation marker; known secrets redacted.
     pub log_tail: String,
+    /// Each side effect's verify step: what it actually checked before `TARGET_VERIFIED`.
+    #[serde(default)]
+    pub verified: Vec<Verification>,
+}
+
+/// What one verify step checked before its side effect was journaled `TARGET_VERIFIED`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verification {
+    /// The side effect.
+    pub effect: String,
+    /// The checks that passed (`origin`, `route`, `account`, `tenant`, `object`,
+    /// `api_identity`, `no_interstitial`); empty: the step checked nothing.
+    pub checked: Vec<String>,
 }
 
 /// One checkpoint transition, as states (never page content).
@@ -157,6 +170,13 @@ pub struct Evidence {
     pub memory: Memory,
     /// The fault-point screenshot.
     pub screenshot: Option<ScreenshotRef>,
+    /// Whether, where and when the trial's fault struck.
+    pub fault: FaultRecord,
+    /// Profiles left behind by the agent, with who made them.
+    pub leaks: Vec<LeakedProfile>,
+    /// What deserves a look although no invariant broke (a verify step that checked
+    /// nothing…).
+    pub warnings: Vec<String>,
 }
 
 impl Evidence {
@@ -180,6 +200,52 @@ impl Evidence {
         count_in(&text, secrets)
     }
 
+    /// Replaces every occurrence of `secrets` in the evidence's free-text fields (log tails,
+    /// effect names, warnings) with [`REDACTED`]; returns how many there were.
+    pub fn redact(&mut self, secrets: &[String]) -> usize {
+        let mut found = 0;
+        let mut fix = |s: &mut String| {
+            let (out, n) = redact(s, secrets);
+            if n > 0 {
+                *s = out;
+                found += n;
+            }
+        };
+        for w in &mut self.workers {
+            fix(&mut w.log_tail);
+            for v in &mut w.verified {
+                fix(&mut v.effect);
+            }
+        }
+        for t in &mut self.checkpoint_trace {
+            fix(&mut t.effect);
+        }
+        for a in self
+            .ledger
+            .accounts
+            .iter_mut()
+            .chain(self.ledger.objects.iter_mut())
+            .chain(self.warnings.iter_mut())
+        {
+            fix(a);
+        }
+        if let Some(instead) = &mut self.fault.instead {
+            fix(instead);
+        }
+        // Whatever else holds one (it should be none of the structured fields).
+        found + self.count_secrets(secrets)
+    }
+
+    /// Whether any worker of the trial acted: a side effect reached `ACTION_SUBMITTED`, or
+    /// the site accepted one.
+    pub fn acted(&self) -> bool {
+        self.ledger.effects > 0
+            || self
+                .checkpoint_trace
+                .iter()
+                .any(|t| t.to == Checkpoint::ActionSubmitted)
+    }
+
     /// Asserts the insta snapshot of this evidence in `snapshot_dir`, named after the trial.
     /// Times, hashes and log tails are redacted: they vary from run to run.
     pub fn assert_snapshot(&self, snapshot_dir: &Path) {
@@ -197,6 +263,8 @@ impl Evidence {
         settings.add_redaction(".screenshot.sha256", "[sha256]");
         settings.add_redaction(".chromium_temp_dirs", "[count]");
         settings.add_redaction(".cleanup[].profile", "[profile]");
+        settings.add_redaction(".leaks[].profile", "[profile]");
+        settings.add_redaction(".fault.at_ms", "[ms]");
         let mut view = self.clone();
         if self.boundary == Some(Boundary::ConcurrentProfile) {
             // Which of the two racing workers wins is the race's to decide: the snapshot
@@ -213,8 +281,9 @@ impl Evidence {
 }
 
 /// Counts the occurrences of any of `secrets` in every file under `dir` (screenshots and
-/// anything else a trial wrote there), read as bytes.
-pub fn count_in_files(dir: &Path, secrets: &[String]) -> usize {
+/// anything else a trial wrote there), read as bytes, and overwrites each occurrence in
+/// every file but an image with `[REDACTED]`: a secret is counted, never kept on disk.
+pub fn redact_files(dir: &Path, secrets: &[String]) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
@@ -222,21 +291,67 @@ pub fn count_in_files(dir: &Path, secrets: &[String]) -> usize {
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
-            found += count_in_files(&path, secrets);
-        } else if let Ok(bytes) = std::fs::read(&path) {
-            found += secrets
-                .iter()
-                .filter(|s| !s.is_empty())
-                .map(|s| {
-                    bytes
-                        .windows(s.len())
-                        .filter(|w| *w == s.as_bytes())
-                        .count()
-                })
-                .sum::<usize>();
+            found += redact_files(&path, secrets);
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        let (redacted, n) = redact_bytes(&bytes, secrets);
+        found += n;
+        let image = path.extension().is_some_and(|e| e == "png");
+        if n > 0 && !image {
+            let _ = std::fs::write(&path, redacted);
         }
     }
     found
+}
+
+/// What replaces a secret.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// `text` with every occurrence of `secrets` replaced by [`REDACTED`], and how many there
+/// were. Longer secrets first, so a secret that contains another is replaced whole.
+pub fn redact(text: &str, secrets: &[String]) -> (String, usize) {
+    let mut sorted: Vec<&String> = secrets.iter().filter(|s| !s.is_empty()).collect();
+    sorted.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let mut out = text.to_owned();
+    let mut found = 0;
+    for s in sorted {
+        let n = out.matches(s.as_str()).count();
+        if n > 0 {
+            found += n;
+            out = out.replace(s.as_str(), REDACTED);
+        }
+    }
+    (out, found)
+}
+
+fn redact_bytes(bytes: &[u8], secrets: &[String]) -> (Vec<u8>, usize) {
+    let mut sorted: Vec<&[u8]> = secrets
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|s| s.as_bytes())
+        .collect();
+    sorted.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let mut out = bytes.to_vec();
+    let mut found = 0;
+    for s in sorted {
+        let mut next = Vec::with_capacity(out.len());
+        let mut i = 0;
+        while i < out.len() {
+            if out[i..].starts_with(s) {
+                next.extend_from_slice(REDACTED.as_bytes());
+                i += s.len();
+                found += 1;
+            } else {
+                next.push(out[i]);
+                i += 1;
+            }
+        }
+        out = next;
+    }
+    (out, found)
 }
 
 /// Counts the occurrences of any of `secrets` in `text`.
@@ -246,4 +361,31 @@ pub fn count_in(text: &str, secrets: &[String]) -> usize {
         .filter(|s| !s.is_empty())
         .map(|s| text.matches(s.as_str()).count())
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_replaces_every_occurrence_longest_first_and_counts_them() {
+        let secrets = vec!["abcCANARY".to_owned(), "abcCANARYdef".to_owned()];
+        let (out, n) = redact("x abcCANARYdef y abcCANARY z", &secrets);
+        assert_eq!(out, "x [REDACTED] y [REDACTED] z");
+        assert_eq!(n, 2);
+    }
+
+    #[test]
+    fn redact_files_removes_secrets_from_text_files_and_counts_images() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("log.txt"), "cookie=SECRETVALUE1;").unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("sub/a.png"), b"\x89PNGSECRETVALUE1").unwrap();
+        let n = redact_files(dir.path(), &["SECRETVALUE1".to_owned()]);
+        assert_eq!(n, 2);
+        let text = std::fs::read_to_string(dir.path().join("log.txt")).unwrap();
+        assert_eq!(text, "cookie=[REDACTED];");
+        // A second pass finds only what an image still holds.
+        assert_eq!(redact_files(dir.path(), &["SECRETVALUE1".to_owned()]), 1);
+    }
 }

@@ -66,6 +66,18 @@ pub enum WorkerEvent {
         browser_pid: Option<u32>,
         /// Where the worker's time went so far.
         timing: WorkerTiming,
+        /// Cookie values the browser held at the fault point: secrets the evidence must not
+        /// show, whatever the site declared.
+        #[serde(default)]
+        cookie_values: Vec<String>,
+    },
+    /// A side effect's verify step passed and `TARGET_VERIFIED` is about to be journaled.
+    Verified {
+        /// The side effect.
+        effect: String,
+        /// What the verify step actually checked (`origin`, `route`, `account`, `tenant`,
+        /// `object`, `api_identity`, `no_interstitial`); empty when it checked nothing.
+        checked: Vec<String>,
     },
     /// The scenario returned.
     Finished {
@@ -73,6 +85,9 @@ pub enum WorkerEvent {
         result: WorkerResult,
         /// Where the worker's time went.
         timing: WorkerTiming,
+        /// Cookie values the browser held at the end.
+        #[serde(default)]
+        cookie_values: Vec<String>,
     },
 }
 
@@ -193,6 +208,7 @@ impl FaultHook {
         boundary: Boundary,
         screenshot: Option<ScreenshotRef>,
         browser_pid: Option<u32>,
+        cookie_values: Vec<String>,
     ) {
         *self.struck.lock().unwrap_or_else(|p| p.into_inner()) = true;
         let timing = self.timing();
@@ -201,6 +217,7 @@ impl FaultHook {
             screenshot,
             browser_pid,
             timing,
+            cookie_values,
         })
         .await;
         self.wait_resume().await;
@@ -278,4 +295,21 @@ pub fn peak_rss_kb() -> u64 {
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// Whether, where and when a trial's armed fault struck. A trial whose fault never struck
+/// tested nothing, and fails with its own verdict.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultRecord {
+    /// What the trial meant to do, e.g. `crash at after_click` or `hazard expired_session
+    /// after a crash at after_login`.
+    pub planned: String,
+    /// Whether it happened.
+    pub struck: bool,
+    /// The worker it struck.
+    pub worker: Option<u32>,
+    /// When, in ms from the trial's start.
+    pub at_ms: Option<u64>,
+    /// When it did not strike: what happened instead.
+    pub instead: Option<String>,
 }

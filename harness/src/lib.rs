@@ -53,6 +53,7 @@ pub mod __private {
 pub mod prelude {
     pub use crate::browser_fault;
     pub use crate::journal::{Checkpoint, RequestKey};
+    pub use crate::plan::Boundary;
     pub use crate::worker::{
         EffectStatus, Outcome, Page, SafeStop, Target, TaskError, TaskResult, Worker,
     };

@@ -40,6 +40,10 @@ pub struct Scenario {
     pub timeout: Duration,
     /// The account the scenario must act as (`account = "..."`); `None` takes the site's default.
     pub account: Option<&'static str>,
+    /// The objects of the scenario's intended side effects (`effects = [...]`), one entry per
+    /// effect; `None` when not declared: one side effect, on an object the oracle does not
+    /// check. Duplicates are counted against these, never against what the agent journaled.
+    pub effects: Option<&'static [&'static str]>,
     /// Describes the site to start for each trial (`site = path`).
     pub site: fn() -> SiteSpec,
     /// The scenario itself.
@@ -47,6 +51,11 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// How many side effects the scenario intends: the declared ones, else one.
+    pub fn intended_effects(&self) -> usize {
+        self.effects.map_or(1, <[_]>::len)
+    }
+
     /// The default trial timeout when `timeout` is not given.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -65,6 +74,7 @@ impl Scenario {
         crash_mode: CrashMode,
         timeout: Duration,
         account: Option<&'static str>,
+        effects: Option<&'static [&'static str]>,
         site: fn() -> SiteSpec,
         run: ScenarioFn,
     ) -> Self {
@@ -78,6 +88,7 @@ impl Scenario {
             crash_mode,
             timeout,
             account,
+            effects,
             site,
             run,
         }

@@ -12,8 +12,9 @@
 //! `BROWSER_FAULT_WORKER` variable); `main!` and the ordinary-`#[test]` entry both check for
 //! it first.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use libtest_mimic::{Arguments, Failed};
 
@@ -22,6 +23,10 @@ use crate::trial::{self, Trial, TrialSettings};
 
 /// Exit code when the aggregate gate finds a trial without cleanup proof.
 pub const EXIT_CLEANUP_GATE: i32 = 3;
+
+/// Exit code when a scenario never acted in any of the trials that ran: every trial passed
+/// without the side effect it exists to test.
+pub const EXIT_NEVER_ACTED: i32 = 4;
 
 /// The `main` of a `harness = false` test target: runs every trial of every scenario
 /// linked into the binary with libtest-mimic's flags. Use it through [`main!`](crate::main!).
@@ -124,6 +129,13 @@ pub fn run_trials(
         );
         std::process::exit(EXIT_CLEANUP_GATE);
     }
+    let idle = gate.never_acted();
+    if !idle.is_empty() {
+        for line in &idle {
+            eprintln!("browser-fault: {line}");
+        }
+        std::process::exit(EXIT_NEVER_ACTED);
+    }
     conclusion
 }
 
@@ -135,6 +147,78 @@ mod tests {
         arguments(
             std::iter::once("bin".to_owned()).chain(line.split_whitespace().map(str::to_owned)),
         )
+    }
+
+    fn idle(_: &mut crate::worker::Worker) -> crate::registry::ScenarioFuture<'_> {
+        Box::pin(async { Ok(crate::worker::Outcome::Completed) })
+    }
+
+    static ACTS_ONCE: Scenario = Scenario::new(
+        "acts_once",
+        "m",
+        "f.rs",
+        1,
+        &[
+            crate::plan::Boundary::AfterClick,
+            crate::plan::Boundary::StaleProfileRestore,
+        ],
+        &[],
+        crate::plan::CrashMode::Kill,
+        Scenario::DEFAULT_TIMEOUT,
+        None,
+        Some(&["42"]),
+        crate::site::fixture_site,
+        idle,
+    );
+
+    static READ_ONLY: Scenario = Scenario::new(
+        "read_only",
+        "m",
+        "f.rs",
+        1,
+        &[crate::plan::Boundary::AfterClick],
+        &[],
+        crate::plan::CrashMode::Kill,
+        Scenario::DEFAULT_TIMEOUT,
+        None,
+        Some(&[]),
+        crate::site::fixture_site,
+        idle,
+    );
+
+    #[test]
+    fn the_gate_reports_a_scenario_that_never_acted_where_a_correct_agent_acts() {
+        let trials = trial::expand(&ACTS_ONCE);
+        let stale: Vec<&Trial> = trials.iter().filter(|t| !t.expects_action()).collect();
+        assert_eq!(stale.len(), 2, "both stale restores end before any action");
+
+        // Only trials where no action is expected ran: nothing to report.
+        let gate = Gate::default();
+        for t in &stale {
+            gate.record(t, false);
+        }
+        assert!(gate.never_acted().is_empty());
+
+        // A trial where a correct agent acts ran, and nobody acted.
+        let click = trials.iter().find(|t| t.expects_action()).unwrap();
+        gate.record(click, false);
+        let lines = gate.never_acted();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("scenario `acts_once` never acted"),
+            "{lines:?}"
+        );
+
+        // One trial that acted is enough.
+        gate.record(click, true);
+        assert!(gate.never_acted().is_empty());
+
+        // A scenario that declares no side effect is never expected to act.
+        let gate = Gate::default();
+        for t in trial::expand(&READ_ONLY) {
+            gate.record(&t, false);
+        }
+        assert!(gate.never_acted().is_empty());
     }
 
     #[test]
@@ -152,6 +236,41 @@ mod tests {
 struct Gate {
     ran: AtomicUsize,
     proven: AtomicUsize,
+    /// Per scenario: trials run that expect an action, and whether any trial acted.
+    activity: Mutex<BTreeMap<&'static str, Activity>>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Activity {
+    expecting_action: usize,
+    acted: bool,
+}
+
+impl Gate {
+    fn record(&self, trial: &Trial, acted: bool) {
+        if trial.scenario.intended_effects() == 0 {
+            return;
+        }
+        let mut all = self.activity.lock().unwrap_or_else(|p| p.into_inner());
+        let a = all.entry(trial.scenario.name).or_default();
+        a.expecting_action += usize::from(trial.expects_action());
+        a.acted |= acted;
+    }
+
+    /// One line per scenario that intends a side effect, ran trials where a correct agent
+    /// acts, and never reached `ACTION_SUBMITTED` in any of them.
+    fn never_acted(&self) -> Vec<String> {
+        let all = self.activity.lock().unwrap_or_else(|p| p.into_inner());
+        all.iter()
+            .filter(|(_, a)| a.expecting_action > 0 && !a.acted)
+            .map(|(name, a)| {
+                format!(
+                    "scenario `{name}` never acted: none of its {} trial(s) where a correct agent acts reached ACTION_SUBMITTED, so every verdict held vacuously (an agent that stops before it acts passes nothing here)",
+                    a.expecting_action
+                )
+            })
+            .collect()
+    }
 }
 
 fn run_one(trial: &Trial, settings: &TrialSettings, gate: &Gate) -> Result<(), Failed> {
@@ -167,6 +286,7 @@ fn run_one(trial: &Trial, settings: &TrialSettings, gate: &Gate) -> Result<(), F
     if report.evidence.profile_cleaned {
         gate.proven.fetch_add(1, Ordering::SeqCst);
     }
+    gate.record(trial, report.evidence.acted());
     if let Some(message) = report.failure_message() {
         return Err(message.into());
     }
@@ -273,6 +393,7 @@ fn run_scenario(scenario: &'static Scenario, settings: &TrialSettings) -> Vec<St
             ran - proven
         ));
     }
+    failures.extend(gate.never_acted());
     failures
 }
 

@@ -220,6 +220,22 @@ impl RunningSite {
         }
     }
 
+    /// Takes back an arm that no request took (the worker never sent it).
+    pub(crate) fn disarm(&self) {
+        match self {
+            #[cfg(feature = "fixture-site")]
+            RunningSite::Fixture(site) => {
+                site.disarm_next_effect();
+            }
+            RunningSite::External { .. } => {}
+        }
+    }
+
+    /// The ledger's highest sequence number now (0 when empty).
+    pub(crate) fn ledger_seq(&self) -> u64 {
+        self.ledger().iter().map(|e| e.seq).max().unwrap_or(0)
+    }
+
     pub(crate) fn release_held(&self) {
         match self {
             #[cfg(feature = "fixture-site")]

@@ -30,12 +30,17 @@ pub async fn open_signed_in(w: &mut Worker, route: &str) -> Result<Page, TaskErr
 /// effect, verifies the target (route, object, account, tenant, and the API's tenant) in
 /// every incarnation, journals each step, and reconciles read-only instead of retrying.
 pub async fn send_hello(w: &mut Worker) -> TaskResult {
+    send_hello_as(w, "send-hello").await
+}
+
+/// [`send_hello`] with the side effect journaled under `effect`.
+pub async fn send_hello_as(w: &mut Worker, effect: &str) -> TaskResult {
     let route = format!("/threads/{THREAD}");
     w.require_trusted_profile()?;
     open_signed_in(w, &route).await?;
     w.probe_identity().await?;
     let target = w.target().route(&route).object(THREAD).api();
-    w.side_effect("send-hello")
+    w.side_effect(effect)
         .args(format!("thread={THREAD};body=hello"))
         .verify(move |p| p.expect_target(target.clone()))
         .act(|p, key| async move {
@@ -130,5 +135,91 @@ pub async fn chatty(w: &mut Worker) -> TaskResult {
         w.account().password.expose()
     );
     w.log(&line);
+    send_hello(w).await
+}
+
+/// The reference agent with a sign-in of its own (not [`Page::login`]) that marks the
+/// `after_login` fault point itself, as an agent with its own helpers must.
+pub async fn own_login_marked(w: &mut Worker) -> TaskResult {
+    own_login(w, true).await
+}
+
+/// Bug zoo: signs in through its own form-filling code and never marks `after_login`, so a
+/// crash planned there never strikes and the trial would pass having tested nothing. Caught
+/// by `fault_struck` at `after_login`, and by nothing else.
+pub async fn own_login_unmarked(w: &mut Worker) -> TaskResult {
+    own_login(w, false).await
+}
+
+async fn own_login(w: &mut Worker, mark: bool) -> TaskResult {
+    let route = format!("/threads/{THREAD}");
+    w.require_trusted_profile()?;
+    let page = w.open(&route).await?;
+    if page.kind().await?.as_deref() == Some("login") {
+        let account = w.account().clone();
+        page.fill("#login-form input[name=username]", &account.username)
+            .await?;
+        page.fill(
+            "#login-form input[name=password]",
+            account.password.expose(),
+        )
+        .await?;
+        page.click("button#login").await?;
+        page.wait_for("body:not([data-page=login])").await?;
+        if mark {
+            w.fault_point(Boundary::AfterLogin).await;
+        }
+    }
+    send_hello(w).await
+}
+
+/// Bug zoo: always stops "safely" before it acts. Every trial passes vacuously; the runner
+/// reports the scenario as never having acted.
+pub async fn never_acts(w: &mut Worker) -> TaskResult {
+    let route = format!("/threads/{THREAD}");
+    w.require_trusted_profile()?;
+    open_signed_in(w, &route).await?;
+    w.probe_identity().await?;
+    Err(SafeStop::StaleTarget.into())
+}
+
+/// Bug zoo: reports what it wishes had happened. When the protocol ends `UNKNOWN`, it tells
+/// its caller `Confirmed`. Caught by `claims_match_facts` at `after_click::lost`, and by
+/// nothing else: its journal is honest, its word is not.
+pub async fn boastful(w: &mut Worker) -> TaskResult {
+    match send_hello(w).await? {
+        Outcome::Unknown => Ok(Outcome::Confirmed),
+        other => Ok(other),
+    }
+}
+
+/// Bug zoo: a recovery that finds its intent `ACTION_SUBMITTED` marks it `UNKNOWN` (visible,
+/// as it should) and then sends again under a freshly journaled intent: two keys for one
+/// real-world action. Caught by `no_duplicate` at `after_click::landed`, and by nothing
+/// else: its journal agrees with the ledger, key by key.
+pub async fn reminting(w: &mut Worker) -> TaskResult {
+    if let Some(old) = w.journal().side_effect("send-hello")?
+        && old.state == Checkpoint::ActionSubmitted
+    {
+        w.journal().transition(
+            &old.request_key,
+            Checkpoint::ActionSubmitted,
+            Checkpoint::Unknown,
+        )?;
+        return send_hello_as(w, "send-hello-again").await;
+    }
+    send_hello(w).await
+}
+
+/// Bug zoo: prints and logs its session cookie "for debugging". The value reaches its log,
+/// which the trial keeps; the harness counts it, redacts it before anything is written, and
+/// fails `no_secret_in_evidence` at `after_login`, and nothing else.
+pub async fn cookie_logger(w: &mut Worker) -> TaskResult {
+    let route = format!("/threads/{THREAD}");
+    let page = open_signed_in(w, &route).await?;
+    if let Some(cookie) = page.cookie("bf_session").await? {
+        println!("debug: session cookie {}", cookie.expose());
+        w.log(&format!("session cookie is {}", cookie.expose()));
+    }
     send_hello(w).await
 }

@@ -59,7 +59,7 @@ fn external_site() -> SiteSpec {
         .with_secrets(site.secrets())
 }
 
-#[browser_fault(at = "all", site = external_site)]
+#[browser_fault(at = "all", site = external_site, effects = "42")]
 async fn send_external(w: &mut Worker) -> TaskResult {
     browser_fault_suites::send_hello(w).await
 }

@@ -9,7 +9,7 @@ use std::process::Command;
 use browser_fault::plan::CrashMode;
 use browser_fault::prelude::*;
 
-#[browser_fault(at = "after_remote_effect")]
+#[browser_fault(at = "after_remote_effect", effects = "42")]
 async fn send_hello_libtest(w: &mut Worker) -> TaskResult {
     browser_fault_suites::send_hello(w).await
 }

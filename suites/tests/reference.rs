@@ -3,7 +3,7 @@
 
 use browser_fault::prelude::*;
 
-#[browser_fault(at = "all", hazards = "all", timeout = "60s")]
+#[browser_fault(at = "all", hazards = "all", effects = "42", timeout = "60s")]
 async fn send_message(w: &mut Worker) -> TaskResult {
     browser_fault_suites::send_hello(w).await
 }
@@ -13,6 +13,7 @@ async fn send_message(w: &mut Worker) -> TaskResult {
 #[browser_fault(
     at = ["after_click", "after_remote_effect", "browser_crash", "stale_profile_restore"],
     crash = "abort",
+    effects = "42",
     timeout = "60s"
 )]
 async fn send_message_abort(w: &mut Worker) -> TaskResult {

@@ -1,41 +1,204 @@
 //! The bug zoo: each faulty agent must be caught by the intended invariant at the intended
 //! boundary, and by nothing else. A faulty agent that passes is a bug in the harness.
+//!
+//! Some cases also check what the evidence says (who made a leaked profile, what a verify
+//! step checked, that no file on disk holds a secret), and one checks what the runner's
+//! gate sees: a scenario that never acts.
 
+use browser_fault::evidence::Evidence;
 use browser_fault::oracle::Invariant;
 use browser_fault::prelude::*;
 use browser_fault::trial::{self, TrialSettings};
 use libtest_mimic::{Arguments, Failed, Trial as Test};
 
-#[browser_fault(at = "after_click")]
+#[browser_fault(at = "after_click", effects = "42")]
 async fn blind_retry(w: &mut Worker) -> TaskResult {
     browser_fault_suites::blind_retry(w).await
 }
 
-#[browser_fault(at = "stale_profile_restore")]
+#[browser_fault(at = "stale_profile_restore", effects = "42")]
 async fn trusting(w: &mut Worker) -> TaskResult {
     browser_fault_suites::trusting(w).await
 }
 
-#[browser_fault(at = "after_profile_created")]
+#[browser_fault(at = "after_profile_created", effects = "42")]
 async fn leaky(w: &mut Worker) -> TaskResult {
     browser_fault_suites::leaky(w).await
 }
 
-#[browser_fault(at = "after_login")]
+#[browser_fault(at = "after_login", effects = "42")]
 async fn chatty(w: &mut Worker) -> TaskResult {
     browser_fault_suites::chatty(w).await
 }
 
-/// (trial, the one invariant that must break)
-const CASES: &[(&str, Invariant)] = &[
-    ("blind_retry::after_click::landed", Invariant::NoDuplicate),
+#[browser_fault(at = "after_login", effects = "42")]
+async fn own_login_unmarked(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::own_login_unmarked(w).await
+}
+
+#[browser_fault(at = "after_profile_created", effects = "42")]
+async fn never_acts(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::never_acts(w).await
+}
+
+#[browser_fault(at = "after_click", effects = "42")]
+async fn boastful(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::boastful(w).await
+}
+
+#[browser_fault(at = "after_click", effects = "42")]
+async fn reminting(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::reminting(w).await
+}
+
+#[browser_fault(at = "after_login", effects = "42")]
+async fn cookie_logger(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::cookie_logger(w).await
+}
+
+/// What a case checks of the evidence beyond which invariants broke.
+type Extra = fn(&Evidence, &std::path::Path) -> Result<(), String>;
+
+/// (trial, the invariants that must break (exactly these), what else to check)
+const CASES: &[(&str, &[Invariant], Extra)] = &[
+    (
+        "blind_retry::after_click::landed",
+        &[Invariant::NoDuplicate],
+        |e, _| explains(e, Invariant::NoDuplicate, "the same key sent twice"),
+    ),
     (
         "trusting::stale_profile_restore::other_account",
-        Invariant::NoWrongAccount,
+        &[Invariant::NoWrongAccount],
+        |e, _| {
+            // Its verify step looks at a form only: the evidence says it checked nothing.
+            let unchecked = e
+                .workers
+                .iter()
+                .flat_map(|w| &w.verified)
+                .any(|v| v.checked.is_empty());
+            if unchecked && e.warnings.iter().any(|w| w.contains("checked nothing")) {
+                Ok(())
+            } else {
+                Err("no warning that the verify step checked nothing".into())
+            }
+        },
     ),
-    ("leaky::after_profile_created", Invariant::NoLeak),
-    ("chatty::after_login", Invariant::NoSecretInEvidence),
+    (
+        "leaky::after_profile_created",
+        &[Invariant::NoLeak],
+        |e, _| {
+            explains(
+                e,
+                Invariant::NoLeak,
+                "a profile created by the trial (for worker 1) was abandoned",
+            )?;
+            match e.leaks.as_slice() {
+                [leak] if leak.abandoned && !leak.profile.is_empty() => Ok(()),
+                other => Err(format!("the leak is not named: {other:?}")),
+            }
+        },
+    ),
+    (
+        "chatty::after_login",
+        &[Invariant::NoSecretInEvidence],
+        no_canary_on_disk,
+    ),
+    (
+        "own_login_unmarked::after_login",
+        &[Invariant::FaultStruck],
+        |e, _| {
+            explains(
+                e,
+                Invariant::FaultStruck,
+                "worker 1 finished (confirmed) without crossing `after_login`",
+            )
+        },
+    ),
+    // Every verdict holds: the trial alone cannot tell. The runner's gate can: the trial
+    // is one where a correct agent acts, and nobody did.
+    ("never_acts::after_profile_created", &[], |e, _| {
+        if e.acted() {
+            Err("the agent acted".into())
+        } else {
+            Ok(())
+        }
+    }),
+    (
+        "boastful::after_click::lost",
+        &[Invariant::ClaimsMatchFacts],
+        |e, _| {
+            explains(
+                e,
+                Invariant::ClaimsMatchFacts,
+                "worker 2 claimed confirmed, but the journal holds 1 UNKNOWN and the ledger 0 effect(s)",
+            )
+        },
+    ),
+    (
+        "reminting::after_click::landed",
+        &[Invariant::NoDuplicate],
+        |e, _| explains(e, Invariant::NoDuplicate, "two keys for one intent"),
+    ),
+    (
+        "cookie_logger::after_login",
+        &[Invariant::NoSecretInEvidence],
+        no_canary_on_disk,
+    ),
 ];
+
+/// The verdict of `invariant` explains itself with `needle`.
+fn explains(e: &Evidence, invariant: Invariant, needle: &str) -> Result<(), String> {
+    let v = e
+        .verdicts
+        .iter()
+        .find(|v| v.invariant == invariant)
+        .ok_or("no such verdict")?;
+    if v.explanation.contains(needle) {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{invariant}` says {:?}, not {needle:?}",
+            v.explanation
+        ))
+    }
+}
+
+/// The secret was found and counted, and no file the trial wrote holds it: every secret of
+/// the fixture site is a `…CANARY…` string.
+fn no_canary_on_disk(e: &Evidence, dir: &std::path::Path) -> Result<(), String> {
+    let found = e
+        .verdicts
+        .iter()
+        .find(|v| v.invariant == Invariant::NoSecretInEvidence)
+        .is_some_and(|v| !v.held);
+    if !found {
+        return Err("the secret was not found".into());
+    }
+    let tails: String = e.workers.iter().map(|w| w.log_tail.as_str()).collect();
+    if !tails.contains("[REDACTED]") {
+        return Err("the log tails show no redaction".into());
+    }
+    for entry in walk(dir) {
+        let bytes = std::fs::read(&entry).map_err(|e| e.to_string())?;
+        if bytes.windows(6).any(|w| w == b"CANARY") {
+            return Err(format!("{} still holds a secret", entry.display()));
+        }
+    }
+    Ok(())
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
 
 fn main() {
     browser_fault::runner::enter_worker_role_if_asked();
@@ -48,26 +211,48 @@ fn main() {
         .collect();
     let tests = CASES
         .iter()
-        .map(|&(name, invariant)| {
+        .map(|&(name, invariants, extra)| {
             let trial = all.iter().find(|t| t.name() == name).copied();
             let settings = settings.clone();
-            Test::test(format!("{name}::caught_by_{invariant}"), move || {
+            let label = match invariants {
+                [] => "caught_by_the_never_acted_gate".to_owned(),
+                _ => format!(
+                    "caught_by_{}",
+                    invariants
+                        .iter()
+                        .map(|i| i.as_str())
+                        .collect::<Vec<_>>()
+                        .join("_and_")
+                ),
+            };
+            Test::test(format!("{name}::{label}"), move || {
                 let trial = trial.ok_or_else(|| Failed::from(format!("no trial {name}")))?;
+                if invariants.is_empty() && !trial.expects_action() {
+                    return Err("the gate judges only trials where a correct agent acts".into());
+                }
                 let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
                 let report = runtime
                     .block_on(trial::run_trial(&trial, &settings))
                     .map_err(|e| e.to_string())?;
                 let broken: Vec<Invariant> =
                     report.evidence.broken().map(|v| v.invariant).collect();
-                if broken == [invariant] {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "expected only `{invariant}` to break, got {broken:?}; evidence: {}",
+                let evidence_dir = report
+                    .evidence_path
+                    .parent()
+                    .unwrap_or(std::path::Path::new("."));
+                if broken != invariants {
+                    return Err(format!(
+                        "expected exactly {invariants:?} to break, got {broken:?}; evidence: {}",
                         report.evidence_path.display()
                     )
-                    .into())
+                    .into());
                 }
+                extra(&report.evidence, evidence_dir).map_err(|why| {
+                    Failed::from(format!(
+                        "{why}; evidence: {}",
+                        report.evidence_path.display()
+                    ))
+                })
             })
         })
         .collect();

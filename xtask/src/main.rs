@@ -7,10 +7,14 @@ use std::time::Instant;
 
 use browser_fault::browser::{BrowserBinaries, PreflightError};
 
-const USAGE: &str = "usage: cargo xtask <drill | test | matrix [N]>
-  drill       the acceptance drill: crash the reference agent at each step, print the matrix
-  test        the whole test suite (what CI runs)
-  matrix [N]  the reference agent's full matrix N times in a row (default 10): no flake allowed";
+mod soak;
+
+const USAGE: &str = "usage: cargo xtask <drill | test | matrix [N] | soak [N] [--load]>
+  drill            the acceptance drill: crash the reference agent at each step, print the matrix
+  test             the whole test suite (what CI runs)
+  matrix [N]       the reference agent's full matrix N times in a row (default 10): no flake allowed
+  soak [N] [--load]  the matrix N times (default 13, about 300 trials), with --load beside a
+                   second matrix the whole time; counts false positives and leftovers";
 
 /// The drill's steps: (what it proves, the trial that proves it).
 const DRILL: &[(&str, &str)] = &[
@@ -59,6 +63,15 @@ fn main() -> ExitCode {
         Some("test") => preflight().and_then(|_| test()),
         Some("matrix") => {
             preflight().and_then(|_| matrix(args.get(1).and_then(|n| n.parse().ok()).unwrap_or(10)))
+        }
+        Some("soak") => {
+            let rounds = args
+                .iter()
+                .skip(1)
+                .find_map(|a| a.parse().ok())
+                .unwrap_or(13);
+            let load = args.iter().any(|a| a == "--load");
+            preflight().and_then(|_| soak::soak(&workspace(), rounds, load))
         }
         _ => {
             eprintln!("{USAGE}");
@@ -117,11 +130,11 @@ fn can_apt() -> bool {
     root && Path::new("/usr/bin/apt-get").exists()
 }
 
-fn run(cmd: &mut Command) -> bool {
+pub(crate) fn run(cmd: &mut Command) -> bool {
     cmd.status().map(|s| s.success()).unwrap_or(false)
 }
 
-fn cargo() -> Command {
+pub(crate) fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 
@@ -201,9 +214,9 @@ fn drill() -> Result<(), u8> {
     let wall = started.elapsed();
     let mut failed = !ok;
     println!(
-        "\nboundary × verdict (W = no wrong account, D = no duplicate, A = ambiguity visible, R = recover or stop safely, L = no leak, S = no secret)\n"
+        "\nboundary × verdict (F = the fault struck, W = no wrong account, D = no duplicate, A = ambiguity visible, R = recover or stop safely, L = no leak, S = no secret, C = claims match facts, O = no wrong object)\n"
     );
-    println!("  {:<58} W D A R L S  recovery", "trial");
+    println!("  {:<58} F  W D A R L S C O  recovery", "trial");
     let mut t = Totals::default();
     for (_, trial) in DRILL {
         let path = out
@@ -216,26 +229,36 @@ fn drill() -> Result<(), u8> {
             continue;
         };
         let e: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-        let marks: Vec<&str> = e["verdicts"]
-            .as_array()
-            .map(|v| {
-                v.iter()
-                    .map(|v| {
-                        if v["held"].as_bool() == Some(true) {
-                            "✓"
-                        } else {
-                            "✗"
-                        }
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let held = |name: &str| {
+            let v = e["verdicts"]
+                .as_array()
+                .and_then(|v| v.iter().find(|v| v["invariant"] == name));
+            match v.map(|v| v["held"].as_bool() == Some(true)) {
+                Some(true) => "✓",
+                Some(false) => "✗",
+                None => "?",
+            }
+        };
+        let marks: Vec<&str> = [
+            "no_wrong_account",
+            "no_duplicate",
+            "ambiguity_visible",
+            "recover_or_stop_safely",
+            "no_leak",
+            "no_secret_in_evidence",
+            "claims_match_facts",
+            "no_wrong_object",
+        ]
+        .iter()
+        .map(|n| held(n))
+        .collect();
+        let struck = held("fault_struck");
         let last = e["workers"]
             .as_array()
             .and_then(|w| w.last())
             .map(|w| w["result"].to_string())
             .unwrap_or_default();
-        println!("  {trial:<58} {}  {last}", marks.join(" "));
+        println!("  {trial:<58} {struck}  {}  {last}", marks.join(" "));
         t.add(&e);
         if e["passed"].as_bool() != Some(true) {
             failed = true;

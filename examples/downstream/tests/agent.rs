@@ -12,7 +12,7 @@ const THREAD: &str = "42";
 /// The careful agent: signs in when the profile holds no valid login, probes its identity
 /// before any side effect, verifies the target in every incarnation, journals each step,
 /// and after a crash reconciles read-only instead of sending again.
-#[browser_fault(at = ["after_click", "stale_profile_restore"])]
+#[browser_fault(at = ["after_click", "stale_profile_restore"], effects = "42")]
 async fn send_hello(w: &mut Worker) -> TaskResult {
     let route = format!("/threads/{THREAD}");
     // A profile the harness cannot vouch for (an older backup, another account) is refused.
@@ -54,7 +54,7 @@ async fn send_hello(w: &mut Worker) -> TaskResult {
 /// "verification" only checks that the send form is there. After a crash, when an older
 /// backup signed in as another account replaces the profile, it sends under that account:
 /// `send_hello_unprobed::stale_profile_restore::other_account` fails on `no_wrong_account`.
-#[browser_fault(at = "stale_profile_restore")]
+#[browser_fault(at = "stale_profile_restore", effects = "42")]
 async fn send_hello_unprobed(w: &mut Worker) -> TaskResult {
     let route = format!("/threads/{THREAD}");
     let page = w.open(&route).await?;

@@ -8,11 +8,12 @@ use super::{FaultPlan, Trial, TrialSettings, Variant};
 use crate::browser::process;
 use crate::cleanup::{CleanupCoordinator, CleanupOutcome};
 use crate::evidence::{
-    CleanupEvidence, Durations, Evidence, LedgerSummary, TraceStep, WorkerEnd, WorkerEvidence,
+    CleanupEvidence, Durations, Evidence, LedgerSummary, TraceStep, Verification, WorkerEnd,
+    WorkerEvidence,
 };
-use crate::fault::{ScreenshotRef, WorkerEvent, ms};
+use crate::fault::{FaultRecord, ScreenshotRef, WorkerEvent, ms};
 use crate::journal::{Journal, NewRun};
-use crate::oracle::{Facts, JudgedWorker, judge};
+use crate::oracle::{Facts, JudgedWorker, LeakedProfile, judge};
 use crate::plan::{Boundary, Hazard};
 use crate::profile::{ProfileSpec, ProfileStore};
 use crate::site::{RemoteEffect, RunningSite};
@@ -105,6 +106,11 @@ struct Tracked {
     handle: WorkerHandle,
     evidence: WorkerEvidence,
     spawned: Instant,
+    /// Cookie values its browser reported: secrets for the evidence scan.
+    cookies: Vec<String>,
+    /// The ledger's highest sequence number at its spawn, and at its end.
+    ledger_seq_before: u64,
+    ledger_seq_after: u64,
 }
 
 /// Runs one trial and judges it. Cleanup runs whatever happened; the evidence records it.
@@ -213,6 +219,10 @@ async fn run_with_site(
     let mut judged: Vec<JudgedWorker> = Vec::new();
     let timeout = scenario.timeout;
     let phase1 = Instant::now();
+    let mut fault = FaultRecord {
+        planned: planned(trial),
+        ..FaultRecord::default()
+    };
 
     if trial.boundary() == Some(Boundary::ConcurrentProfile) {
         // Two workers on one profile at once: exactly one may hold the lease.
@@ -221,43 +231,54 @@ async fn run_with_site(
             spec.start_gate = true;
             spec
         };
-        let a = spawn(trial, gated(1), settings, root).await?;
-        let b = spawn(trial, gated(2), settings, root).await?;
+        let a = spawn(trial, gated(1), settings, root, site).await?;
+        let b = spawn(trial, gated(2), settings, root, site).await?;
         workers.push(a);
         workers.push(b);
         // Both up and waiting at the gate, then both let go at once.
+        let mut missing = Vec::new();
         for w in workers.iter_mut() {
             let ready = tokio::time::timeout(timeout, w.handle.next_event()).await;
             if !matches!(ready, Ok(Some(WorkerEvent::Ready))) {
                 w.evidence.end = WorkerEnd::Died;
+                missing.push(w.evidence.incarnation);
             }
         }
         for w in workers.iter_mut() {
             w.handle.resume().await;
         }
+        if missing.is_empty() {
+            fault.struck = true;
+            fault.at_ms = Some(ms(started.elapsed()));
+        } else {
+            fault.instead = Some(format!(
+                "worker(s) {missing:?} never reached the start gate, so nothing raced"
+            ));
+        }
         for w in workers.iter_mut() {
-            drive_to_end(w, timeout).await;
-            judged.push(judged_of(&w.evidence));
+            drive_to_end(w, timeout, site).await;
+            judged.push(judged_of(w));
         }
     } else {
-        let mut first = spawn(trial, spec_for(1, strike_point(trial)), settings, root).await?;
+        let armed = strike_point(trial);
+        let mut first = spawn(trial, spec_for(1, armed), settings, root, site).await?;
         let deadline = Instant::now() + timeout;
         loop {
             let event = tokio::time::timeout_at(deadline.into(), first.handle.next_event()).await;
             match event {
-                Ok(Some(WorkerEvent::Started { launch_ms, .. })) => {
-                    first.evidence.start_ms = ms(first.spawned.elapsed());
-                    first.evidence.timing.launch_ms = launch_ms;
-                }
-                Ok(Some(WorkerEvent::Ready)) => first.handle.resume().await,
                 Ok(Some(WorkerEvent::Boundary {
                     boundary,
                     screenshot: shot,
                     browser_pid,
                     timing,
+                    cookie_values,
                 })) => {
                     first.evidence.struck = Some(boundary);
                     first.evidence.timing = timing;
+                    first.cookies.extend(cookie_values);
+                    fault.struck = true;
+                    fault.worker = Some(1);
+                    fault.at_ms = Some(ms(started.elapsed()));
                     screenshot = shot;
                     if boundary == Boundary::BrowserCrash {
                         // The browser dies under a live worker, which must notice.
@@ -273,17 +294,12 @@ async fn run_with_site(
                     }
                     first.handle.crash().await;
                     first.evidence.end = WorkerEnd::Crashed;
-                    site.release_held();
                     break;
                 }
-                Ok(Some(WorkerEvent::Finished { result, timing })) => {
-                    first.evidence.result = Some(result);
-                    first.evidence.timing = timing;
-                    first.evidence.end = WorkerEnd::Finished;
-                    if !first.handle.wait_exit(Duration::from_secs(30)).await {
-                        first.evidence.end = WorkerEnd::TimedOut;
+                Ok(Some(event)) => {
+                    if follow(&mut first, event, site).await {
+                        break;
                     }
-                    break;
                 }
                 Ok(None) => {
                     first.evidence.end = WorkerEnd::Died;
@@ -297,36 +313,53 @@ async fn run_with_site(
                 }
             }
         }
+        // An arm that no request took must not catch the recovery's; a held one is let go.
+        site.disarm();
+        site.release_held();
         first.evidence.total_ms = ms(first.spawned.elapsed());
         first.evidence.log_tail = first.handle.log_tail();
+        first.ledger_seq_after = site.ledger_seq();
+        if !fault.struck {
+            fault.instead = Some(missed(&first.evidence, armed));
+        }
         // A worker 1 that was not crashed on purpose is judged too (hazard trials, a
         // browser_crash the worker noticed, a boundary the scenario never reached).
         if first.evidence.end != WorkerEnd::Crashed {
-            judged.push(judged_of(&first.evidence));
+            judged.push(judged_of(&first));
         }
         workers.push(first);
 
-        // The world changes during the crash.
-        match trial.plan {
-            FaultPlan::Boundary {
-                boundary: Boundary::StaleProfileRestore,
-                variant,
-            } => {
-                if let Some(backup) = &backup {
-                    let _ = store.restore(&profile, backup);
+        // The world changes during the crash, once the fault struck.
+        if fault.struck {
+            match trial.plan {
+                FaultPlan::Boundary {
+                    boundary: Boundary::StaleProfileRestore,
+                    variant,
+                } => {
+                    let restored = match &backup {
+                        Some(backup) => store.restore(&profile, backup).map_err(|e| e.to_string()),
+                        None => Err("no backup was taken".to_owned()),
+                    };
+                    if let Err(why) = restored {
+                        fault.struck = false;
+                        fault.instead = Some(format!(
+                            "the older backup could not be restored ({})",
+                            why.chars().take(200).collect::<String>()
+                        ));
+                    }
+                    if variant == Some(Variant::OtherAccount) {
+                        site.set_hazard(Hazard::AccountSwitch, true);
+                    }
                 }
-                if variant == Some(Variant::OtherAccount) {
+                FaultPlan::Boundary {
+                    boundary: Boundary::AfterTargetVerified,
+                    variant: Some(Variant::AccountSwitched),
+                } => {
                     site.set_hazard(Hazard::AccountSwitch, true);
                 }
+                FaultPlan::Hazard { hazard } => site.set_hazard(hazard, true),
+                _ => {}
             }
-            FaultPlan::Boundary {
-                boundary: Boundary::AfterTargetVerified,
-                variant: Some(Variant::AccountSwitched),
-            } => {
-                site.set_hazard(Hazard::AccountSwitch, true);
-            }
-            FaultPlan::Hazard { hazard } => site.set_hazard(hazard, true),
-            _ => {}
         }
     }
     let scenario_ms = ms(phase1.elapsed());
@@ -334,9 +367,9 @@ async fn run_with_site(
     // The recovery worker: the same scenario on the same run and profile.
     let phase2 = Instant::now();
     if trial.boundary() != Some(Boundary::ConcurrentProfile) {
-        let mut recovery = spawn(trial, spec_for(2, None), settings, root).await?;
-        drive_to_end(&mut recovery, timeout).await;
-        judged.push(judged_of(&recovery.evidence));
+        let mut recovery = spawn(trial, spec_for(2, None), settings, root, site).await?;
+        drive_to_end(&mut recovery, timeout, site).await;
+        judged.push(judged_of(&recovery));
         workers.push(recovery);
     }
     let recovery_ms = ms(phase2.elapsed());
@@ -346,16 +379,31 @@ async fn run_with_site(
     let effects = journal.side_effects(&run_id).unwrap_or_default();
     let history = journal.history(&run_id).unwrap_or_default();
     let ledger: Vec<RemoteEffect> = site.ledger();
-    let current_profile = journal
-        .browser_sessions(&run_id)
-        .ok()
-        .and_then(|s| s.last().map(|r| r.profile_path.clone()))
+    let sessions = journal.browser_sessions(&run_id).unwrap_or_default();
+    let current_profile = sessions
+        .last()
+        .map(|r| r.profile_path.clone())
         .unwrap_or_else(|| profile.path().to_owned());
     let profiles = store.profile_dirs();
-    let leaked_profiles = profiles
+    let leaks: Vec<LeakedProfile> = profiles
         .iter()
         .filter(|p| !same_path(p, &current_profile))
-        .count();
+        .map(|p| LeakedProfile {
+            profile: file_name(p),
+            created_by: if same_path(p, profile.path()) {
+                "the trial (for worker 1)".to_owned()
+            } else {
+                sessions
+                    .iter()
+                    .find(|s| same_path(&s.profile_path, p))
+                    .map_or_else(
+                        || "an unknown worker".to_owned(),
+                        |s| format!("worker {}", s.incarnation),
+                    )
+            },
+            abandoned: sessions.iter().any(|s| same_path(&s.profile_path, p)),
+        })
+        .collect();
     let held_locks = profiles.iter().filter(|p| lock_held(p)).count();
     let leaked_processes: usize = profiles
         .iter()
@@ -373,10 +421,7 @@ async fn run_with_site(
     for p in &profiles {
         let report = coordinator.remove_profile(p);
         cleanup.push(CleanupEvidence {
-            profile: p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            profile: file_name(p),
             outcome: report.outcome,
         });
     }
@@ -391,6 +436,31 @@ async fn run_with_site(
     let cleanup_ms = ms(cleanup_started.elapsed());
 
     let judge_started = Instant::now();
+    // Every secret known: the site's, the account's, and every cookie value the browsers
+    // held. Each is counted, then redacted before anything is written.
+    let mut secrets = site.secrets();
+    secrets.push(account.password.expose().to_owned());
+    for w in &workers {
+        secrets.extend(w.cookies.iter().cloned());
+    }
+    secrets.retain(|s| !s.is_empty());
+    secrets.sort();
+    secrets.dedup();
+    let warnings: Vec<String> = workers
+        .iter()
+        .flat_map(|w| {
+            w.evidence
+                .verified
+                .iter()
+                .filter(|v| v.checked.is_empty())
+                .map(move |v| {
+                    format!(
+                        "worker {} journaled TARGET_VERIFIED for `{}` after a verify step that checked nothing",
+                        w.evidence.incarnation, v.effect
+                    )
+                })
+        })
+        .collect();
     let mut evidence = Evidence {
         trial: name.clone(),
         scenario: scenario.name.to_owned(),
@@ -424,19 +494,25 @@ async fn run_with_site(
         durations: Durations::default(),
         memory: Default::default(),
         screenshot,
+        fault: fault.clone(),
+        leaks: leaks.clone(),
+        warnings,
     };
-    let secrets = site.secrets();
-    // Everything the trial wrote: the evidence as serialized (with the log tails, as the
-    // snapshot is a redacted part of it) and every file in its evidence folder.
+    // The evidence in memory (log tails above all) and every file the trial wrote.
     let secrets_in_evidence =
-        evidence.count_secrets(&secrets) + crate::evidence::count_in_files(evidence_dir, &secrets);
+        evidence.redact(&secrets) + crate::evidence::redact_files(evidence_dir, &secrets);
     let facts = Facts {
         expected_account: account.id.clone(),
         expected_tenant: account.tenant.clone(),
+        intended: scenario
+            .effects
+            .map(|objects| objects.iter().map(|o| (*o).to_owned()).collect()),
         effects,
+        history,
         ledger,
         judged_workers: judged,
-        leaked_profiles,
+        fault,
+        leaked_profiles: leaks,
         held_locks,
         leaked_processes,
         unproven_cleanups,
@@ -483,9 +559,11 @@ async fn spawn(
     spec: WorkerSpec,
     settings: &TrialSettings,
     root: &Path,
+    site: &RunningSite,
 ) -> Result<Tracked, TrialError> {
     let armed = spec.armed;
     let incarnation = spec.incarnation;
+    let ledger_seq_before = site.ledger_seq();
     let spawned = Instant::now();
     let handle = spawn_worker(
         trial.scenario,
@@ -499,6 +577,9 @@ async fn spawn(
     Ok(Tracked {
         handle,
         spawned,
+        cookies: Vec::new(),
+        ledger_seq_before,
+        ledger_seq_after: ledger_seq_before,
         evidence: WorkerEvidence {
             incarnation,
             armed,
@@ -509,28 +590,56 @@ async fn spawn(
             total_ms: 0,
             timing: Default::default(),
             log_tail: String::new(),
+            verified: Vec::new(),
         },
     })
 }
 
+/// Takes in one event of a worker that is not at its armed fault point. Returns whether the
+/// worker has ended.
+async fn follow(w: &mut Tracked, event: WorkerEvent, site: &RunningSite) -> bool {
+    match event {
+        WorkerEvent::Started { launch_ms, .. } => {
+            w.evidence.start_ms = ms(w.spawned.elapsed());
+            w.evidence.timing.launch_ms = launch_ms;
+        }
+        WorkerEvent::Boundary { cookie_values, .. } => {
+            // An unarmed worker never strikes; a marked point of its own just passes.
+            w.cookies.extend(cookie_values);
+            w.handle.resume().await;
+        }
+        WorkerEvent::Ready => w.handle.resume().await,
+        WorkerEvent::Verified { effect, checked } => {
+            w.evidence.verified.push(Verification { effect, checked });
+        }
+        WorkerEvent::Finished {
+            result,
+            timing,
+            cookie_values,
+        } => {
+            w.evidence.result = Some(result);
+            w.evidence.timing = timing;
+            w.evidence.end = WorkerEnd::Finished;
+            w.cookies.extend(cookie_values);
+            if !w.handle.wait_exit(Duration::from_secs(30)).await {
+                w.evidence.end = WorkerEnd::TimedOut;
+            }
+            w.ledger_seq_after = site.ledger_seq();
+            return true;
+        }
+    }
+    false
+}
+
 /// Follows an unarmed worker to its end, within `timeout`.
-async fn drive_to_end(w: &mut Tracked, timeout: Duration) {
+async fn drive_to_end(w: &mut Tracked, timeout: Duration, site: &RunningSite) {
     let deadline = Instant::now() + timeout;
     loop {
         match tokio::time::timeout_at(deadline.into(), w.handle.next_event()).await {
-            Ok(Some(WorkerEvent::Started { launch_ms, .. })) => {
-                w.evidence.start_ms = ms(w.spawned.elapsed());
-                w.evidence.timing.launch_ms = launch_ms;
-            }
-            Ok(Some(WorkerEvent::Boundary { .. } | WorkerEvent::Ready)) => w.handle.resume().await,
-            Ok(Some(WorkerEvent::Finished { result, timing })) => {
-                w.evidence.result = Some(result);
-                w.evidence.timing = timing;
-                w.evidence.end = WorkerEnd::Finished;
-                if !w.handle.wait_exit(Duration::from_secs(30)).await {
-                    w.evidence.end = WorkerEnd::TimedOut;
+            Ok(Some(event)) => {
+                if follow(w, event, site).await {
+                    break;
                 }
-                break;
             }
             Ok(None) => {
                 w.evidence.end = WorkerEnd::Died;
@@ -544,16 +653,66 @@ async fn drive_to_end(w: &mut Tracked, timeout: Duration) {
             }
         }
     }
+    w.ledger_seq_after = site.ledger_seq();
     w.evidence.total_ms = ms(w.spawned.elapsed());
     w.evidence.log_tail = w.handle.log_tail();
 }
 
-fn judged_of(w: &WorkerEvidence) -> JudgedWorker {
+fn judged_of(w: &Tracked) -> JudgedWorker {
+    let e = &w.evidence;
     JudgedWorker {
-        incarnation: w.incarnation,
-        result: w.result.filter(|_| w.end == WorkerEnd::Finished),
-        within_timeout: w.end != WorkerEnd::TimedOut,
+        incarnation: e.incarnation,
+        result: e.result.filter(|_| e.end == WorkerEnd::Finished),
+        within_timeout: e.end != WorkerEnd::TimedOut,
+        ledger_seq_before: w.ledger_seq_before,
+        ledger_seq_after: w.ledger_seq_after,
     }
+}
+
+/// What the trial means to do, in words (stable: it is snapshotted).
+fn planned(trial: &Trial) -> String {
+    match trial.plan {
+        FaultPlan::Boundary {
+            boundary: Boundary::BrowserCrash,
+            ..
+        } => "browser killed under a live worker at browser_crash".to_owned(),
+        FaultPlan::Boundary {
+            boundary: Boundary::StaleProfileRestore,
+            ..
+        } => "older profile restored after a crash at after_target_verified".to_owned(),
+        FaultPlan::Boundary {
+            boundary: Boundary::ConcurrentProfile,
+            ..
+        } => "two workers let go at once on one profile".to_owned(),
+        FaultPlan::Boundary {
+            boundary: Boundary::AfterTargetVerified,
+            variant: Some(Variant::AccountSwitched),
+        } => "account switched after a crash at after_target_verified".to_owned(),
+        FaultPlan::Boundary { boundary, .. } => format!("crash at {boundary}"),
+        FaultPlan::Hazard { hazard } => format!("hazard {hazard} after a crash at after_login"),
+    }
+}
+
+/// What worker 1 did instead of reaching its armed fault point.
+fn missed(w: &WorkerEvidence, armed: Option<Boundary>) -> String {
+    let point = armed.map_or_else(|| "its fault point".to_owned(), |b| format!("`{b}`"));
+    let how = match w.end {
+        WorkerEnd::Finished => format!(
+            "worker 1 finished ({}) without crossing {point}",
+            crate::oracle::result_name(w.result)
+        ),
+        WorkerEnd::TimedOut => format!("worker 1 timed out before reaching {point}"),
+        WorkerEnd::Died | WorkerEnd::Crashed => format!("worker 1 died before reaching {point}"),
+    };
+    format!(
+        "{how} (fault points sit in `Page::login`, `side_effect(..).run()`, the worker's start, and wherever the agent calls `Worker::fault_point`)"
+    )
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {

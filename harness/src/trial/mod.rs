@@ -130,6 +130,26 @@ impl Trial {
         self.needs_site_knobs() && !(self.scenario.site)().has_fault_knobs()
     }
 
+    /// Whether a correct agent acts in this trial: reaches `ACTION_SUBMITTED` in one of its
+    /// workers. Trials that must end in a safe stop before any action (a stale restore, an
+    /// account switched during the crash, an interstitial, another tenant) do not.
+    pub fn expects_action(&self) -> bool {
+        match self.plan {
+            FaultPlan::Boundary {
+                boundary: Boundary::StaleProfileRestore,
+                ..
+            }
+            | FaultPlan::Boundary {
+                variant: Some(Variant::AccountSwitched),
+                ..
+            } => false,
+            FaultPlan::Boundary { .. } => true,
+            FaultPlan::Hazard { hazard } => {
+                matches!(hazard, Hazard::ExpiredSession | Hazard::StaleTab)
+            }
+        }
+    }
+
     /// The variant, when the boundary has several.
     pub fn variant(&self) -> Option<Variant> {
         match self.plan {

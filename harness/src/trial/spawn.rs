@@ -276,6 +276,7 @@ pub(crate) async fn run_worker(
             hook.report(WorkerEvent::Finished {
                 result: WorkerResult::Err(e.kind()),
                 timing: hook.timing(),
+                cookie_values: Vec::new(),
             })
             .await;
             return;
@@ -286,29 +287,26 @@ pub(crate) async fn run_worker(
     let joined = std::panic::AssertUnwindSafe((scenario.run)(&mut worker))
         .catch_unwind()
         .await;
-    match joined {
+    let reported = match joined {
         Ok(result) => {
-            let reported = WorkerResult::from(&result);
             if let Err(e) = &result {
                 log.line(&format!("scenario ended: {:?}", e.kind()));
             }
-            worker.finish().await;
-            hook.report(WorkerEvent::Finished {
-                result: reported,
-                timing: hook.timing(),
-            })
-            .await;
+            WorkerResult::from(&result)
         }
         Err(_) => {
             log.line("scenario panicked");
-            worker.finish().await;
-            hook.report(WorkerEvent::Finished {
-                result: WorkerResult::Err(FailureKind::Panic),
-                timing: hook.timing(),
-            })
-            .await;
+            WorkerResult::Err(FailureKind::Panic)
         }
-    }
+    };
+    let cookie_values = worker.cookie_values().await;
+    worker.finish().await;
+    hook.report(WorkerEvent::Finished {
+        result: reported,
+        timing: hook.timing(),
+        cookie_values,
+    })
+    .await;
 }
 
 /// The worker role of a re-entered test binary: runs one worker and exits.

@@ -166,6 +166,26 @@ pub(crate) struct Shared {
     pub(crate) fault: Arc<FaultHook>,
     pub(crate) log: LogSink,
     pub(crate) journal: Journal,
+    /// What the checks run since the last side effect's verify step began actually checked
+    /// (see [`Page::expect_target`]).
+    pub(crate) checks: Mutex<Vec<&'static str>>,
+}
+
+impl Shared {
+    /// Records that a target check passed.
+    pub(crate) fn record_checks(&self, checks: &[&'static str]) {
+        let mut all = self.checks.lock().unwrap_or_else(|p| p.into_inner());
+        for c in checks {
+            if !all.contains(c) {
+                all.push(c);
+            }
+        }
+    }
+
+    /// Takes the checks recorded so far.
+    pub(crate) fn take_checks(&self) -> Vec<&'static str> {
+        std::mem::take(&mut *self.checks.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 }
 
 /// One incarnation of the agent.
@@ -276,6 +296,7 @@ impl Worker {
             log: log.clone(),
             journal,
             spec,
+            checks: Mutex::new(Vec::new()),
         });
         let mut worker = Worker {
             shared,
@@ -563,6 +584,36 @@ impl Worker {
         strike(&self.shared, self.token, boundary).await;
     }
 
+    /// Marks a fault point in the agent's own code, fail-rs style: when this worker is armed
+    /// with `boundary`, the fault engine strikes here (for a crash boundary this call never
+    /// returns: the worker is killed). Unarmed, it costs one comparison.
+    ///
+    /// The harness's own helpers mark their points ([`Page::login`] marks `after_login`,
+    /// [`SideEffect::run`] marks `after_target_verified`, `browser_crash`, `after_click` and
+    /// `after_remote_effect`, [`Worker`]'s start marks `after_profile_created`). An agent
+    /// that signs in or acts through its own code marks the same points itself, or its
+    /// trials fail with the `fault_struck` verdict: a fault that never strikes tests nothing.
+    ///
+    /// ```no_run
+    /// # use browser_fault::prelude::*;
+    /// # async fn f(w: &mut Worker) -> TaskResult {
+    /// let page = w.open("/login").await?;
+    /// page.fill("#user", "me").await?; // the agent's own sign-in
+    /// page.click("#go").await?;
+    /// w.fault_point(Boundary::AfterLogin).await;
+    /// # Ok(Outcome::Completed) }
+    /// ```
+    pub async fn fault_point(&self, boundary: Boundary) {
+        self.strike(boundary).await;
+    }
+
+    /// The values of the cookies the browser holds now (bounded by a short timeout; empty
+    /// when the browser cannot answer). The trial treats them as secrets: they are counted
+    /// and redacted in every piece of evidence.
+    pub(crate) async fn cookie_values(&self) -> Vec<String> {
+        cookie_values(&self.shared, self.token).await
+    }
+
     /// Takes the screenshot of `boundary`'s fault point now, when it is armed: for a point
     /// that follows an action whose navigation the site may hold (a screenshot then would
     /// wait on that navigation). [`Worker::strike_with`] reports it.
@@ -663,8 +714,36 @@ async fn report_strike(
             .ok()
             .flatten()
     });
+    // After a click the site may hold the navigation, and every command would wait on it:
+    // the recovery worker reports the cookies of the same profile at its end instead.
+    let cookies = if boundary == Boundary::AfterClick {
+        Vec::new()
+    } else {
+        cookie_values(shared, token).await
+    };
     shared.log.line(&format!("fault point {boundary} reached"));
-    shared.fault.strike(boundary, screenshot, pid).await;
+    shared
+        .fault
+        .strike(boundary, screenshot, pid, cookies)
+        .await;
+}
+
+/// The shortest cookie value treated as a secret: shorter ones (`1`, `yes`, a consent flag)
+/// would redact ordinary words.
+const MIN_SECRET_LEN: usize = 8;
+
+async fn cookie_values(shared: &Shared, token: Option<SessionToken>) -> Vec<String> {
+    let Some(driver) = token.and_then(|t| shared.registry.driver(t).ok()) else {
+        return Vec::new();
+    };
+    match tokio::time::timeout(Duration::from_secs(2), driver.get_all_cookies()).await {
+        Ok(Ok(cookies)) => cookies
+            .into_iter()
+            .map(|c| c.value)
+            .filter(|v| v.len() >= MIN_SECRET_LEN)
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 fn save_screenshot(

@@ -103,6 +103,11 @@ el.scrollIntoView({ block: 'center' });
 setTimeout(() => el.click(), 20);
 "#;
 
+/// How long a click waits for chromedriver's answer before it counts the click as dispatched
+/// (see [`Page::click`]). The script itself takes a few ms; only a navigation that the site
+/// holds keeps chromedriver from answering, and that navigation means the click went out.
+const CLICK_ANSWER_WAIT: Duration = Duration::from_millis(1500);
+
 const FETCH_JS: &str = r#"
 const done = arguments[arguments.length - 1];
 fetch(arguments[0], { credentials: 'same-origin', headers: { 'Accept': 'application/json' } })
@@ -271,12 +276,28 @@ impl Page {
                 let el = this.wait_element(&selector).await?;
                 // Dispatched from a task of the page, so the command returns at once even when
                 // the click starts a navigation whose response the site holds: chromedriver's
-                // native click would wait for that navigation.
+                // native click would wait for that navigation. Under load the page's timer can
+                // still fire before chromedriver has finished the command, which then waits for
+                // the held navigation: the click was dispatched all the same, so the step ends
+                // once the command is in, not when chromedriver answers (its answer, or its
+                // page-load error, is dropped).
                 let arg = el.to_json().map_err(BrowserError::from)?;
-                this.driver()?
-                    .execute(CLICK_JS, vec![arg])
-                    .await
-                    .map_err(BrowserError::from)?;
+                let driver = this.driver()?;
+                let mut command =
+                    tokio::spawn(async move { driver.execute(CLICK_JS, vec![arg]).await });
+                match tokio::time::timeout(CLICK_ANSWER_WAIT, &mut command).await {
+                    Ok(Ok(answer)) => {
+                        answer.map_err(BrowserError::from)?;
+                    }
+                    // The command's task cannot panic short of a bug in the client; a click
+                    // whose answer is lost was still sent.
+                    Ok(Err(_)) => {}
+                    Err(_) => {
+                        this.shared
+                            .log
+                            .line("click: dispatched; the page's navigation is still pending");
+                    }
+                }
                 Ok(())
             })
             .await
@@ -432,28 +453,35 @@ impl Page {
                 Some("stale") => return Err(SafeStop::StaleTarget.into()),
                 _ => {}
             }
+            // What passed, for the evidence: a verification is only as good as its checks.
+            let mut checked = vec!["no_interstitial"];
             if m.origin != spec.origin {
                 return Err(SafeStop::WrongRoute.into());
             }
-            if let Some(route) = &target.route
-                && !route_matches(&m.path, route)
-            {
-                return Err(SafeStop::WrongRoute.into());
+            checked.push("origin");
+            if let Some(route) = &target.route {
+                if !route_matches(&m.path, route) {
+                    return Err(SafeStop::WrongRoute.into());
+                }
+                checked.push("route");
             }
-            if let Some(account) = &target.account
-                && m.account.as_ref() != Some(account)
-            {
-                return Err(SafeStop::WrongAccount.into());
+            if let Some(account) = &target.account {
+                if m.account.as_ref() != Some(account) {
+                    return Err(SafeStop::WrongAccount.into());
+                }
+                checked.push("account");
             }
-            if let Some(tenant) = &target.tenant
-                && m.tenant.as_ref() != Some(tenant)
-            {
-                return Err(SafeStop::WrongTenant.into());
+            if let Some(tenant) = &target.tenant {
+                if m.tenant.as_ref() != Some(tenant) {
+                    return Err(SafeStop::WrongTenant.into());
+                }
+                checked.push("tenant");
             }
-            if let Some(object) = &target.object
-                && m.object.as_ref() != Some(object)
-            {
-                return Err(SafeStop::WrongObject.into());
+            if let Some(object) = &target.object {
+                if m.object.as_ref() != Some(object) {
+                    return Err(SafeStop::WrongObject.into());
+                }
+                checked.push("object");
             }
             if target.check_api {
                 let who = this.identity().await?;
@@ -469,7 +497,9 @@ impl Page {
                 {
                     return Err(SafeStop::WrongTenant.into());
                 }
+                checked.push("api_identity");
             }
+            this.shared.record_checks(&checked);
             Ok(())
         }
     }
@@ -520,6 +550,31 @@ impl Page {
                 return Err(SafeStop::NotSignedIn.into());
             }
             serde_json::from_value(body).map_err(|_| TaskError::UnexpectedReply { what: "/api/me" })
+        }
+    }
+
+    /// The value of the browser's cookie `name` for the current page, if it has one
+    /// (HttpOnly cookies included). A cookie value is a secret: the trial redacts the value
+    /// of every cookie its browsers held from all evidence, and counts each occurrence.
+    pub fn cookie(
+        &self,
+        name: &str,
+    ) -> impl Future<Output = Result<Option<crate::worker::Secret>, TaskError>> + Send + use<> {
+        let this = self.clone();
+        let name = name.to_owned();
+        async move {
+            this.step("cookie", async {
+                let cookies = this
+                    .driver()?
+                    .get_all_cookies()
+                    .await
+                    .map_err(BrowserError::from)?;
+                Ok(cookies
+                    .into_iter()
+                    .find(|c| c.name == name)
+                    .map(|c| crate::worker::Secret::new(c.value)))
+            })
+            .await
         }
     }
 

@@ -13,6 +13,7 @@ use std::time::Duration;
     crash = "abort",
     timeout = "45s",
     hazards = ["stale_tab", "expired_session"],
+    effects = ["42", "42", "7"],
 )]
 async fn send_message(_w: &mut Worker) -> TaskResult {
     Ok(Outcome::Completed)
@@ -27,7 +28,7 @@ async fn log_in(_w: &mut Worker) -> TaskResult {
     Ok(Outcome::Completed)
 }
 
-#[browser_fault(at = "concurrent_profile", crash = "kill", timeout = "2m")]
+#[browser_fault(at = "concurrent_profile", crash = "kill", timeout = "2m", effects = [])]
 async fn two_workers(_w: &mut Worker) -> TaskResult {
     Ok(Outcome::Completed)
 }
@@ -40,6 +41,8 @@ fn main() {
     let log_in = all[0];
     assert_eq!(log_in.timeout, Duration::from_millis(500));
     assert_eq!(log_in.hazards, Hazard::ALL);
+    assert_eq!(log_in.effects, None);
+    assert_eq!(log_in.intended_effects(), 1);
 
     let send = all[1];
     assert_eq!(
@@ -50,8 +53,10 @@ fn main() {
     assert_eq!(send.crash_mode, CrashMode::Abort);
     assert_eq!(send.timeout, Duration::from_secs(45));
     assert_eq!(send.account, Some("acct-test-42"));
+    assert_eq!(send.effects, Some(&["42", "42", "7"][..]));
 
     let two = all[2];
     assert_eq!(two.crash_mode, CrashMode::Kill);
     assert_eq!(two.timeout, Duration::from_secs(120));
+    assert_eq!(two.intended_effects(), 0);
 }

@@ -1,0 +1,117 @@
+//! What each worker *reported*, judged against the journal and the ledger: a worker's word
+//! is a claim, never a fact.
+//!
+//! - `Confirmed` needs `REMOTE_CONFIRMED` in the journal, and the ledger holding the effect
+//!   of every `REMOTE_CONFIRMED` key.
+//! - `Unknown` needs `UNKNOWN` in the journal.
+//! - `Completed` ("nothing left open") needs no `UNKNOWN` and no `ACTION_SUBMITTED`.
+//! - A safe stop (or a noticed browser crash) needs no new effect in the ledger that this
+//!   worker is answerable for: one that appeared while it lived, unless the journal shows
+//!   another worker submitting that key.
+
+use std::collections::BTreeMap;
+
+use super::{Facts, Invariant, JudgedWorker, Verdict, result_name, verdict};
+use crate::journal::Checkpoint;
+use crate::worker::{Outcome, WorkerResult};
+
+pub(super) fn claims_match_facts(f: &Facts) -> Verdict {
+    let mut judged = 0;
+    let mut false_claims = Vec::new();
+    for w in &f.judged_workers {
+        let Some(result) = w.result else { continue };
+        judged += 1;
+        if let Some(truth) = falsehood(f, w, result) {
+            false_claims.push(format!(
+                "worker {} claimed {}, but {truth}",
+                w.incarnation,
+                result_name(Some(result))
+            ));
+        }
+    }
+    let held = false_claims.is_empty();
+    let explanation = if held {
+        format!("{judged} claim(s), each matching the journal and the ledger")
+    } else {
+        false_claims.join("; ")
+    };
+    verdict(Invariant::ClaimsMatchFacts, held, explanation)
+}
+
+/// What is true instead, when the claim is false.
+fn falsehood(f: &Facts, w: &JudgedWorker, result: WorkerResult) -> Option<String> {
+    let has = |state: Checkpoint| f.effects.iter().any(|e| e.state == state);
+    match result {
+        WorkerResult::Ok(Outcome::Confirmed) => {
+            let confirmed: Vec<_> = f
+                .effects
+                .iter()
+                .filter(|e| e.state == Checkpoint::RemoteConfirmed)
+                .collect();
+            let missing = confirmed
+                .iter()
+                .filter(|e| {
+                    !f.ledger
+                        .iter()
+                        .any(|l| l.request_key == e.request_key.as_str())
+                })
+                .count();
+            (confirmed.is_empty() || missing > 0).then(|| truth(f))
+        }
+        WorkerResult::Ok(Outcome::Unknown) => (!has(Checkpoint::Unknown)).then(|| truth(f)),
+        WorkerResult::Ok(Outcome::Completed) => {
+            (has(Checkpoint::Unknown) || has(Checkpoint::ActionSubmitted)).then(|| truth(f))
+        }
+        WorkerResult::Err(kind) if kind.is_safe_stop() => {
+            let answerable = answerable_effects(f, w);
+            (answerable > 0).then(|| {
+                format!(
+                    "{answerable} effect(s) reached the ledger while it lived that no other worker submitted"
+                )
+            })
+        }
+        // Other failures claim nothing; `recover_or_stop_safely` judges them.
+        WorkerResult::Err(_) => None,
+    }
+}
+
+/// The effects a worker is answerable for: new in the ledger while it lived, unless the
+/// journal shows only other workers submitting their key.
+fn answerable_effects(f: &Facts, w: &JudgedWorker) -> usize {
+    f.ledger
+        .iter()
+        .filter(|e| e.seq > w.ledger_seq_before && e.seq <= w.ledger_seq_after)
+        .filter(|e| {
+            let submitters: Vec<u32> = f
+                .history
+                .iter()
+                .filter(|t| {
+                    t.request_key.as_str() == e.request_key && t.to == Checkpoint::ActionSubmitted
+                })
+                .map(|t| t.incarnation)
+                .collect();
+            submitters.is_empty() || submitters.contains(&w.incarnation)
+        })
+        .count()
+}
+
+/// "the journal holds 1 UNKNOWN and the ledger 0 effect(s)".
+fn truth(f: &Facts) -> String {
+    let mut states: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in &f.effects {
+        *states.entry(e.state.as_str()).or_default() += 1;
+    }
+    let journal = if states.is_empty() {
+        "no side effect".to_owned()
+    } else {
+        states
+            .into_iter()
+            .map(|(s, n)| format!("{n} {s}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "the journal holds {journal} and the ledger {} effect(s)",
+        f.ledger.len()
+    )
+}

@@ -1,0 +1,643 @@
+//! The oracle: turns what a trial left (journal history, the site's ledger, the profile
+//! store, the process table, the evidence) into one typed verdict per invariant.
+//!
+//! The oracle believes nothing the agent says: what a worker reports is judged against the
+//! journal and the ledger ([`Invariant::ClaimsMatchFacts`]), duplicates are counted against
+//! the side effects the *scenario* declares (never what the agent journaled), and a trial
+//! whose fault never struck fails ([`Invariant::FaultStruck`]).
+//!
+//! Explanations are bounded and carry kinds and counts only: never page content, never a
+//! secret, never a path or an id that varies from run to run.
+
+mod claims;
+mod effects;
+
+use serde::{Deserialize, Serialize};
+
+use crate::fault::FaultRecord;
+use crate::journal::{CheckpointTransition, SideEffectRecord};
+use crate::site::RemoteEffect;
+use crate::worker::{Outcome, WorkerResult};
+
+/// The invariants of DESIGN.md: the six, then the three that judge whether a trial was a
+/// real test (its fault struck, the workers' claims hold, the effects landed on the
+/// scenario's object).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Invariant {
+    /// 1. Every ledger effect of the run belongs to the expected account and tenant.
+    NoWrongAccount,
+    /// 2. Each intended side effect appears at most once in the ledger, counted against what
+    ///    the scenario declares, whatever the request keys.
+    NoDuplicate,
+    /// 3. The journal never claims more or less than the ledger shows.
+    AmbiguityVisible,
+    /// 4. The recovery worker ends with confirmation, `UNKNOWN`, or a typed safe stop.
+    RecoverOrStopSafely,
+    /// 5. No profile, lease, lock or browser process of the trial remains.
+    NoLeak,
+    /// 6. No cookie value, password or authorization header appears in any evidence.
+    NoSecretInEvidence,
+    /// The trial's armed fault struck: a trial whose fault never struck tested nothing.
+    FaultStruck,
+    /// What each worker reported (confirmed, unknown, completed, a safe stop) is what the
+    /// journal and the ledger show.
+    ClaimsMatchFacts,
+    /// Every ledger effect landed on an object the scenario declared (`effects = [...]`).
+    NoWrongObject,
+}
+
+impl Invariant {
+    /// All of them, in the order of the verdicts.
+    pub const ALL: [Invariant; 9] = [
+        Invariant::NoWrongAccount,
+        Invariant::NoDuplicate,
+        Invariant::AmbiguityVisible,
+        Invariant::RecoverOrStopSafely,
+        Invariant::NoLeak,
+        Invariant::NoSecretInEvidence,
+        Invariant::FaultStruck,
+        Invariant::ClaimsMatchFacts,
+        Invariant::NoWrongObject,
+    ];
+
+    /// The invariant's name in reports.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Invariant::NoWrongAccount => "no_wrong_account",
+            Invariant::NoDuplicate => "no_duplicate",
+            Invariant::AmbiguityVisible => "ambiguity_visible",
+            Invariant::RecoverOrStopSafely => "recover_or_stop_safely",
+            Invariant::NoLeak => "no_leak",
+            Invariant::NoSecretInEvidence => "no_secret_in_evidence",
+            Invariant::FaultStruck => "fault_struck",
+            Invariant::ClaimsMatchFacts => "claims_match_facts",
+            Invariant::NoWrongObject => "no_wrong_object",
+        }
+    }
+}
+
+impl std::fmt::Display for Invariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One invariant's verdict.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// Which invariant.
+    pub invariant: Invariant,
+    /// Whether it held.
+    pub held: bool,
+    /// Why, in kinds and counts.
+    pub explanation: String,
+}
+
+/// How a worker that the oracle judges ended, and what the ledger gained while it lived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JudgedWorker {
+    /// The incarnation.
+    pub incarnation: u32,
+    /// What it reported; `None` when it died without a word or timed out.
+    pub result: Option<WorkerResult>,
+    /// Whether it ended within its timeout.
+    pub within_timeout: bool,
+    /// The ledger's highest sequence number when the worker was spawned.
+    pub ledger_seq_before: u64,
+    /// The ledger's highest sequence number when it had ended.
+    pub ledger_seq_after: u64,
+}
+
+/// A profile left behind, described by role (names vary from run to run).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeakedProfile {
+    /// The profile folder's name (in evidence; redacted in snapshots).
+    pub profile: String,
+    /// Who made it: `the trial (for worker 1)` or `worker 2`.
+    pub created_by: String,
+    /// Whether the run's last browser session used another profile: the agent moved on
+    /// and abandoned this one.
+    pub abandoned: bool,
+}
+
+/// What the oracle reads.
+#[derive(Clone, Debug, Default)]
+pub struct Facts {
+    /// The account the run had to act as.
+    pub expected_account: String,
+    /// Its tenant.
+    pub expected_tenant: String,
+    /// The objects of the side effects the scenario declares, one entry per effect; `None`:
+    /// one effect on an undeclared object.
+    pub intended: Option<Vec<String>>,
+    /// The run's side effects with their final checkpoints.
+    pub effects: Vec<SideEffectRecord>,
+    /// The run's checkpoint history: who wrote which transition.
+    pub history: Vec<CheckpointTransition>,
+    /// What the site accepted during the trial.
+    pub ledger: Vec<RemoteEffect>,
+    /// The workers whose ends and claims are judged.
+    pub judged_workers: Vec<JudgedWorker>,
+    /// Whether the trial's fault struck.
+    pub fault: FaultRecord,
+    /// Profile folders left besides the run's current profile, after the workers ended.
+    pub leaked_profiles: Vec<LeakedProfile>,
+    /// Profile locks still held after the workers ended.
+    pub held_locks: usize,
+    /// Browser or driver processes of the trial alive after the workers ended.
+    pub leaked_processes: usize,
+    /// Profiles the harness's cleanup did not prove removed.
+    pub unproven_cleanups: usize,
+    /// Occurrences of known secrets found (and redacted) in the evidence.
+    pub secrets_in_evidence: usize,
+}
+
+/// Computes every verdict, in [`Invariant::ALL`] order.
+pub fn judge(f: &Facts) -> Vec<Verdict> {
+    vec![
+        effects::no_wrong_account(f),
+        effects::no_duplicate(f),
+        effects::ambiguity_visible(f),
+        recover_or_stop_safely(f),
+        no_leak(f),
+        verdict(
+            Invariant::NoSecretInEvidence,
+            f.secrets_in_evidence == 0,
+            if f.secrets_in_evidence == 0 {
+                "no secret in evidence".to_owned()
+            } else {
+                format!(
+                    "{} secret occurrence(s) in evidence, redacted before anything was written",
+                    f.secrets_in_evidence
+                )
+            },
+        ),
+        fault_struck(f),
+        claims::claims_match_facts(f),
+        effects::no_wrong_object(f),
+    ]
+}
+
+fn verdict(invariant: Invariant, held: bool, explanation: String) -> Verdict {
+    Verdict {
+        invariant,
+        held,
+        explanation,
+    }
+}
+
+fn fault_struck(f: &Facts) -> Verdict {
+    let fault = &f.fault;
+    let explanation = if fault.struck {
+        match fault.worker {
+            Some(w) => format!("`{}` struck worker {w}", fault.planned),
+            None => format!("`{}` struck", fault.planned),
+        }
+    } else {
+        format!(
+            "`{}` never struck: {}; the trial tested nothing",
+            fault.planned,
+            fault.instead.as_deref().unwrap_or("no worker reached it")
+        )
+    };
+    verdict(Invariant::FaultStruck, fault.struck, explanation)
+}
+
+fn recover_or_stop_safely(f: &Facts) -> Verdict {
+    let mut bad = Vec::new();
+    for w in &f.judged_workers {
+        let ok = w.within_timeout
+            && match w.result {
+                Some(WorkerResult::Ok(
+                    Outcome::Confirmed | Outcome::Unknown | Outcome::Completed,
+                )) => true,
+                Some(WorkerResult::Err(kind)) => kind.is_safe_stop(),
+                None => false,
+            };
+        if !ok {
+            bad.push(match (w.within_timeout, w.result) {
+                (false, _) => format!("worker {} timed out", w.incarnation),
+                (_, None) => format!("worker {} died without a result", w.incarnation),
+                (_, Some(WorkerResult::Err(kind))) => {
+                    format!("worker {} failed: {}", w.incarnation, kind_name(kind))
+                }
+                (_, Some(WorkerResult::Ok(_))) => format!("worker {}", w.incarnation),
+            });
+        }
+    }
+    let explanation = if bad.is_empty() {
+        let ends: Vec<String> = f
+            .judged_workers
+            .iter()
+            .map(|w| format!("worker {}: {}", w.incarnation, result_name(w.result)))
+            .collect();
+        ends.join(", ")
+    } else {
+        bad.join(", ")
+    };
+    verdict(Invariant::RecoverOrStopSafely, bad.is_empty(), explanation)
+}
+
+fn no_leak(f: &Facts) -> Verdict {
+    let held = f.leaked_profiles.is_empty()
+        && f.held_locks == 0
+        && f.leaked_processes == 0
+        && f.unproven_cleanups == 0;
+    let mut parts = Vec::new();
+    for p in &f.leaked_profiles {
+        parts.push(if p.abandoned {
+            format!(
+                "a profile created by {} was abandoned: the run's last browser session used another profile, and nobody removed this one",
+                p.created_by
+            )
+        } else {
+            format!("a profile created by {} was left behind", p.created_by)
+        });
+    }
+    if f.held_locks > 0 {
+        parts.push(format!("{} profile lock(s) still held", f.held_locks));
+    }
+    if f.leaked_processes > 0 {
+        parts.push(format!(
+            "{} browser process(es) still alive",
+            f.leaked_processes
+        ));
+    }
+    if f.unproven_cleanups > 0 {
+        parts.push(format!(
+            "{} cleanup(s) without proof of removal",
+            f.unproven_cleanups
+        ));
+    }
+    let explanation = if parts.is_empty() {
+        "no profile, lock or browser process left; every cleanup proven".to_owned()
+    } else {
+        parts.join("; ")
+    };
+    verdict(Invariant::NoLeak, held, explanation)
+}
+
+/// A short name of a worker result, for explanations and reports.
+pub fn result_name(result: Option<WorkerResult>) -> String {
+    match result {
+        Some(WorkerResult::Ok(o)) => serde_json::to_value(o)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default(),
+        Some(WorkerResult::Err(kind)) => kind_name(kind),
+        None => "no result".to_owned(),
+    }
+}
+
+fn kind_name(kind: crate::worker::FailureKind) -> String {
+    match serde_json::to_value(kind) {
+        Ok(serde_json::Value::Object(m)) => {
+            let ty = m.get("type").and_then(|v| v.as_str()).unwrap_or("failure");
+            match m.get("reason").and_then(|v| v.as_str()) {
+                Some(reason) => format!("{ty}({reason})"),
+                None => ty.to_owned(),
+            }
+        }
+        _ => "failure".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::{Checkpoint, RequestKey};
+    use crate::worker::{FailureKind, SafeStop};
+
+    fn key() -> String {
+        RequestKey::derive("r", "send").to_string()
+    }
+
+    fn effect(state: Checkpoint) -> SideEffectRecord {
+        serde_json::from_value(serde_json::json!({
+            "run_id": "r", "effect": "send", "request_key": RequestKey::derive("r", "send"),
+            "args_hash": "h", "state": state, "incarnation": 1
+        }))
+        .unwrap()
+    }
+
+    fn submitted_by(incarnation: u32) -> CheckpointTransition {
+        serde_json::from_value(serde_json::json!({
+            "seq": 1, "run_id": "r", "request_key": RequestKey::derive("r", "send"),
+            "effect": "send", "from": "TARGET_VERIFIED", "to": "ACTION_SUBMITTED",
+            "incarnation": incarnation, "at_unix_ms": 0
+        }))
+        .unwrap()
+    }
+
+    fn entry(seq: u64, key: &str, account: &str) -> RemoteEffect {
+        RemoteEffect {
+            seq,
+            request_key: key.into(),
+            account: account.into(),
+            tenant: "tenant-a".into(),
+            object: "42".into(),
+        }
+    }
+
+    fn worker(incarnation: u32, result: WorkerResult) -> JudgedWorker {
+        JudgedWorker {
+            incarnation,
+            result: Some(result),
+            within_timeout: true,
+            ledger_seq_before: 0,
+            ledger_seq_after: 0,
+        }
+    }
+
+    fn facts(state: Checkpoint, ledger: Vec<RemoteEffect>) -> Facts {
+        Facts {
+            expected_account: "acct-test-42".into(),
+            expected_tenant: "tenant-a".into(),
+            intended: Some(vec!["42".into()]),
+            effects: vec![effect(state)],
+            ledger,
+            judged_workers: vec![worker(
+                2,
+                WorkerResult::Ok(match state {
+                    Checkpoint::Unknown => Outcome::Unknown,
+                    _ => Outcome::Confirmed,
+                }),
+            )],
+            fault: FaultRecord {
+                planned: "crash at after_click".into(),
+                struck: true,
+                worker: Some(1),
+                ..FaultRecord::default()
+            },
+            ..Facts::default()
+        }
+    }
+
+    fn broken(f: &Facts) -> Vec<Invariant> {
+        judge(f)
+            .into_iter()
+            .filter(|v| !v.held)
+            .map(|v| v.invariant)
+            .collect()
+    }
+
+    fn explanation(f: &Facts, i: Invariant) -> String {
+        judge(f)
+            .into_iter()
+            .find(|v| v.invariant == i)
+            .unwrap()
+            .explanation
+    }
+
+    #[test]
+    fn a_confirmed_effect_seen_once_holds_everything() {
+        let f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![entry(1, &key(), "acct-test-42")],
+        );
+        assert_eq!(broken(&f), []);
+        assert_eq!(judge(&f).len(), Invariant::ALL.len());
+    }
+
+    #[test]
+    fn an_effect_under_another_account_breaks_only_no_wrong_account() {
+        let f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![entry(1, &key(), "acct-other-7")],
+        );
+        assert_eq!(broken(&f), [Invariant::NoWrongAccount]);
+    }
+
+    #[test]
+    fn the_same_key_twice_is_a_duplicate() {
+        let f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![
+                entry(1, &key(), "acct-test-42"),
+                entry(2, &key(), "acct-test-42"),
+            ],
+        );
+        assert_eq!(broken(&f), [Invariant::NoDuplicate]);
+        assert!(explanation(&f, Invariant::NoDuplicate).contains("the same key sent twice"));
+    }
+
+    #[test]
+    fn a_second_journaled_intent_for_the_same_action_is_two_keys_for_one_intent() {
+        let mut f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![
+                entry(1, &key(), "acct-test-42"),
+                entry(2, "minted", "acct-test-42"),
+            ],
+        );
+        let mut second = effect(Checkpoint::RemoteConfirmed);
+        second.effect = "send-again".into();
+        second.request_key = serde_json::from_value(serde_json::json!("minted")).unwrap();
+        f.effects.push(second);
+        assert_eq!(broken(&f), [Invariant::NoDuplicate]);
+        let why = explanation(&f, Invariant::NoDuplicate);
+        assert!(why.contains("two keys for one intent"), "{why}");
+        assert!(!why.contains("never issued"), "{why}");
+    }
+
+    #[test]
+    fn a_key_the_journal_never_issued_is_named_as_such() {
+        let f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![
+                entry(1, &key(), "acct-test-42"),
+                entry(2, "minted", "acct-test-42"),
+            ],
+        );
+        assert_eq!(
+            broken(&f),
+            [Invariant::NoDuplicate, Invariant::AmbiguityVisible]
+        );
+        assert!(explanation(&f, Invariant::NoDuplicate).contains("a key the journal never issued"));
+    }
+
+    #[test]
+    fn sending_under_another_key_than_journaled_says_so_instead_of_a_missing_effect() {
+        let f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![entry(1, "other-key", "acct-test-42")],
+        );
+        let why = explanation(&f, Invariant::AmbiguityVisible);
+        assert!(
+            why.contains("sent under another key than it journaled"),
+            "{why}"
+        );
+        assert!(broken(&f).contains(&Invariant::AmbiguityVisible));
+    }
+
+    #[test]
+    fn duplicates_count_against_the_declared_intents_not_the_journal() {
+        // Two effects on the declared object, each under a key the journal holds: the
+        // journal has two intents, the scenario declares one.
+        let mut f = facts(Checkpoint::RemoteConfirmed, vec![]);
+        f.effects.clear();
+        f.ledger = vec![
+            entry(1, "k1", "acct-test-42"),
+            entry(2, "k2", "acct-test-42"),
+        ];
+        for k in ["k1", "k2"] {
+            let mut e = effect(Checkpoint::RemoteConfirmed);
+            e.effect = k.into();
+            e.request_key = serde_json::from_value(serde_json::json!(k)).unwrap();
+            f.effects.push(e);
+        }
+        assert_eq!(broken(&f), [Invariant::NoDuplicate]);
+        // Declaring two effects on that object makes the same ledger fine.
+        f.intended = Some(vec!["42".into(), "42".into()]);
+        assert_eq!(broken(&f), []);
+    }
+
+    #[test]
+    fn an_effect_on_an_undeclared_object_breaks_only_no_wrong_object() {
+        let mut ledger = vec![entry(1, &key(), "acct-test-42")];
+        ledger[0].object = "43".into();
+        let f = facts(Checkpoint::RemoteConfirmed, ledger.clone());
+        assert_eq!(broken(&f), [Invariant::NoWrongObject]);
+        // Undeclared objects are not checked, and say so.
+        let mut f = facts(Checkpoint::RemoteConfirmed, ledger);
+        f.intended = None;
+        assert_eq!(broken(&f), []);
+        assert!(explanation(&f, Invariant::NoWrongObject).contains("not checked"));
+    }
+
+    #[test]
+    fn confirmed_without_an_effect_and_an_effect_left_unclaimed_are_not_visible() {
+        assert!(
+            broken(&facts(Checkpoint::RemoteConfirmed, vec![]))
+                .contains(&Invariant::AmbiguityVisible)
+        );
+        let mut f = facts(
+            Checkpoint::TargetVerified,
+            vec![entry(1, &key(), "acct-test-42")],
+        );
+        f.judged_workers.clear();
+        assert_eq!(broken(&f), [Invariant::AmbiguityVisible]);
+        let mut f = facts(Checkpoint::ActionSubmitted, vec![]);
+        f.judged_workers.clear();
+        assert_eq!(broken(&f), [Invariant::AmbiguityVisible]);
+        assert_eq!(
+            broken(&facts(
+                Checkpoint::Unknown,
+                vec![entry(1, &key(), "acct-test-42")]
+            )),
+            []
+        );
+        assert_eq!(broken(&facts(Checkpoint::Unknown, vec![])), []);
+    }
+
+    #[test]
+    fn a_worker_that_claims_confirmed_while_the_journal_says_unknown_is_caught() {
+        let mut f = facts(Checkpoint::Unknown, vec![]);
+        f.judged_workers = vec![worker(2, WorkerResult::Ok(Outcome::Confirmed))];
+        assert_eq!(broken(&f), [Invariant::ClaimsMatchFacts]);
+        assert_eq!(
+            explanation(&f, Invariant::ClaimsMatchFacts),
+            "worker 2 claimed confirmed, but the journal holds 1 UNKNOWN and the ledger 0 effect(s)"
+        );
+    }
+
+    #[test]
+    fn unknown_and_completed_claims_need_their_journal_states() {
+        let mut f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![entry(1, &key(), "acct-test-42")],
+        );
+        f.judged_workers = vec![worker(2, WorkerResult::Ok(Outcome::Unknown))];
+        assert_eq!(broken(&f), [Invariant::ClaimsMatchFacts]);
+        f.judged_workers = vec![worker(2, WorkerResult::Ok(Outcome::Completed))];
+        assert_eq!(broken(&f), []);
+        let mut f = facts(Checkpoint::Unknown, vec![]);
+        f.judged_workers = vec![worker(2, WorkerResult::Ok(Outcome::Completed))];
+        assert_eq!(broken(&f), [Invariant::ClaimsMatchFacts]);
+    }
+
+    #[test]
+    fn a_safe_stop_is_answerable_only_for_effects_no_other_worker_submitted() {
+        let stop = WorkerResult::Err(FailureKind::SafeStop(SafeStop::LeaseHeld));
+        let mut f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![entry(1, &key(), "acct-test-42")],
+        );
+        // The winner of a race submitted the key; the loser's window saw it land.
+        f.history = vec![submitted_by(1)];
+        let mut loser = worker(2, stop);
+        loser.ledger_seq_after = 1;
+        let mut winner = worker(1, WorkerResult::Ok(Outcome::Confirmed));
+        winner.ledger_seq_after = 1;
+        f.judged_workers = vec![winner, loser];
+        assert_eq!(broken(&f), []);
+        // The stopping worker submitted it itself: its "safe stop" is false.
+        f.history = vec![submitted_by(2)];
+        f.judged_workers = vec![loser];
+        assert_eq!(broken(&f), [Invariant::ClaimsMatchFacts]);
+        // Nobody journaled it and it landed while the worker lived.
+        f.history.clear();
+        assert_eq!(broken(&f), [Invariant::ClaimsMatchFacts]);
+        // It landed before the worker lived.
+        f.judged_workers[0].ledger_seq_before = 1;
+        assert_eq!(broken(&f), []);
+    }
+
+    #[test]
+    fn a_fault_that_never_struck_fails_the_trial_and_says_what_happened_instead() {
+        let mut f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![entry(1, &key(), "acct-test-42")],
+        );
+        f.fault = FaultRecord {
+            planned: "crash at after_login".into(),
+            struck: false,
+            instead: Some("worker 1 finished (confirmed) without crossing `after_login`".into()),
+            ..FaultRecord::default()
+        };
+        assert_eq!(broken(&f), [Invariant::FaultStruck]);
+        assert_eq!(
+            explanation(&f, Invariant::FaultStruck),
+            "`crash at after_login` never struck: worker 1 finished (confirmed) without crossing `after_login`; the trial tested nothing"
+        );
+    }
+
+    #[test]
+    fn a_worker_that_died_or_timed_out_did_not_recover() {
+        let mut f = facts(Checkpoint::Unknown, vec![]);
+        f.judged_workers[0].result = None;
+        assert!(broken(&f).contains(&Invariant::RecoverOrStopSafely));
+        f.judged_workers[0].result = Some(WorkerResult::Ok(Outcome::Unknown));
+        f.judged_workers[0].within_timeout = false;
+        assert!(broken(&f).contains(&Invariant::RecoverOrStopSafely));
+        f.judged_workers[0] = worker(
+            2,
+            WorkerResult::Err(FailureKind::SafeStop(SafeStop::WrongAccount)),
+        );
+        assert_eq!(broken(&f), []);
+        f.judged_workers[0].result = Some(WorkerResult::Err(FailureKind::Panic));
+        assert_eq!(broken(&f), [Invariant::RecoverOrStopSafely]);
+    }
+
+    #[test]
+    fn a_leak_names_who_made_the_profile_and_whether_it_was_abandoned() {
+        let mut f = facts(Checkpoint::Unknown, vec![]);
+        assert_eq!(broken(&f), []);
+        f.leaked_profiles.push(LeakedProfile {
+            profile: "p-1234".into(),
+            created_by: "the trial (for worker 1)".into(),
+            abandoned: true,
+        });
+        assert_eq!(broken(&f), [Invariant::NoLeak]);
+        let why = explanation(&f, Invariant::NoLeak);
+        assert!(
+            why.starts_with("a profile created by the trial (for worker 1) was abandoned"),
+            "{why}"
+        );
+        f.leaked_profiles.clear();
+        f.unproven_cleanups = 1;
+        assert_eq!(broken(&f), [Invariant::NoLeak]);
+    }
+}
