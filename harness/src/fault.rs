@@ -97,6 +97,9 @@ pub enum WorkerEvent {
 pub enum Resume {
     /// Go on.
     Continue,
+    /// Reload the current page, then go on: the world changed under the live worker, and
+    /// its tab shows it (another tab signed in, the tab was reused).
+    Reload,
 }
 
 /// How a worker reaches its trial.
@@ -209,7 +212,7 @@ impl FaultHook {
         screenshot: Option<ScreenshotRef>,
         browser_pid: Option<u32>,
         cookie_values: Vec<String>,
-    ) {
+    ) -> Resume {
         *self.struck.lock().unwrap_or_else(|p| p.into_inner()) = true;
         let timing = self.timing();
         self.report(WorkerEvent::Boundary {
@@ -220,7 +223,7 @@ impl FaultHook {
             cookie_values,
         })
         .await;
-        self.wait_resume().await;
+        self.wait_resume().await
     }
 
     /// Adds time spent in browser commands.
@@ -260,7 +263,7 @@ impl FaultHook {
         self.wait_resume().await;
     }
 
-    async fn wait_resume(&self) {
+    async fn wait_resume(&self) -> Resume {
         match &self.channel {
             Channel::Socket(stream) => {
                 let mut guard = stream.lock().await;
@@ -269,13 +272,13 @@ impl FaultHook {
                 if guard.0.read_line(&mut line).await.unwrap_or(0) == 0 {
                     std::future::pending::<()>().await;
                 }
+                serde_json::from_str(line.trim()).unwrap_or(Resume::Continue)
             }
-            Channel::InProcess { resume, .. } => {
-                if resume.lock().await.recv().await.is_none() {
-                    std::future::pending::<()>().await;
-                }
-            }
-            Channel::Detached => {}
+            Channel::InProcess { resume, .. } => match resume.lock().await.recv().await {
+                Some(word) => word,
+                None => std::future::pending().await,
+            },
+            Channel::Detached => Resume::Continue,
         }
     }
 }

@@ -28,6 +28,10 @@ pub enum Boundary {
     StaleProfileRestore,
     /// Two workers start on the same profile at once.
     ConcurrentProfile,
+    /// Not one of the eight, and not a crash: the point just before a side effect's verify
+    /// step (after sign-in and the identity probe), where the live variants of
+    /// `after_login` change the world under the running worker. `at` does not take it.
+    BeforeVerify,
 }
 
 impl Boundary {
@@ -54,6 +58,7 @@ impl Boundary {
             Boundary::BrowserCrash => "browser_crash",
             Boundary::StaleProfileRestore => "stale_profile_restore",
             Boundary::ConcurrentProfile => "concurrent_profile",
+            Boundary::BeforeVerify => "before_verify",
         }
     }
 }

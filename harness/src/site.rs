@@ -193,20 +193,71 @@ impl RunningSite {
         }
     }
 
-    /// Arms the next effect: landed, or lost.
-    pub(crate) fn arm(&self, lost: bool) -> Option<()> {
+    /// Arms the next effect as an `after_click` variant demands: held after landing, held
+    /// and lost, lost at once, landed with its response lost, or slow.
+    pub(crate) fn arm(&self, variant: Option<crate::trial::Variant>) -> Option<()> {
         match self {
             #[cfg(feature = "fixture-site")]
             RunningSite::Fixture(site) => {
-                use browser_fault_fixtures::ArmedEffect;
-                site.arm_next_effect(if lost {
-                    ArmedEffect::Lost
-                } else {
-                    ArmedEffect::Landed
+                use crate::trial::Variant as V;
+                use browser_fault_fixtures::ArmedEffect as A;
+                site.arm_next_effect(match variant {
+                    Some(V::Lost) => A::Lost,
+                    Some(V::LiveRequestLost) => A::Dropped,
+                    Some(V::LiveResponseLost) => A::ResponseDropped,
+                    Some(V::LiveSlowResponse) => A::Slow,
+                    _ => A::Landed,
                 });
                 Some(())
             }
-            RunningSite::External { .. } => None,
+            RunningSite::External { .. } => {
+                let _ = variant;
+                None
+            }
+        }
+    }
+
+    /// Changes the world under a live worker, as a live `after_login` variant demands:
+    /// the account's sessions now belong to another account, the account moved to another
+    /// tenant, or the route `/threads/{object}` serves another object.
+    pub(crate) fn change_world(
+        &self,
+        variant: crate::trial::Variant,
+        account: &crate::worker::Account,
+        object: Option<&str>,
+    ) -> Result<(), &'static str> {
+        match self {
+            #[cfg(feature = "fixture-site")]
+            RunningSite::Fixture(site) => {
+                use crate::trial::Variant as V;
+                match variant {
+                    V::LiveAccountSwitch => site.switch_account(
+                        &account.id,
+                        browser_fault_fixtures::switched_account(&account.id),
+                    ),
+                    V::LiveTenantSwitch => site.move_account(
+                        &account.id,
+                        browser_fault_fixtures::other_tenant(&account.tenant),
+                    ),
+                    V::LiveObjectSwap => {
+                        let route: u32 = object.and_then(|o| o.parse().ok()).ok_or(
+                            "the scenario declares no thread object (`effects = \"42\"`) to swap",
+                        )?;
+                        let other = if route < browser_fault_fixtures::THREADS {
+                            route + 1
+                        } else {
+                            route - 1
+                        };
+                        site.swap_object(route, other);
+                    }
+                    _ => return Err("not a world change"),
+                }
+                Ok(())
+            }
+            RunningSite::External { .. } => {
+                let _ = (variant, account, object);
+                Err("this site has no knob to change the world")
+            }
         }
     }
 
@@ -220,14 +271,13 @@ impl RunningSite {
         }
     }
 
-    /// Takes back an arm that no request took (the worker never sent it).
-    pub(crate) fn disarm(&self) {
+    /// Takes back an arm that no request took (the worker never sent it). Returns whether
+    /// one was still pending.
+    pub(crate) fn disarm(&self) -> bool {
         match self {
             #[cfg(feature = "fixture-site")]
-            RunningSite::Fixture(site) => {
-                site.disarm_next_effect();
-            }
-            RunningSite::External { .. } => {}
+            RunningSite::Fixture(site) => site.disarm_next_effect(),
+            RunningSite::External { .. } => false,
         }
     }
 

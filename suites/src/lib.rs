@@ -48,16 +48,29 @@ pub async fn send_hello_as(w: &mut Worker, effect: &str) -> TaskResult {
             p.fill("#body", "hello").await?;
             p.click("button#send").await
         })
-        .confirm(|p, key| async move {
-            let sent = format!("[data-sent-key=\"{key}\"]");
-            match p.wait_for_any(&[&sent, "body[data-page=stale]"]).await? {
-                0 => Ok(()),
-                _ => Err(SafeStop::StaleTarget.into()),
-            }
-        })
+        .confirm(observe_sent)
         .reconcile(|p, key| p.effect_status(key))
         .run()
         .await
+}
+
+/// Observes the site's answer to a send: the message with this key on the page; a stale
+/// object; or an error page, which says nothing of whether the effect happened (the caller
+/// reconciles).
+pub async fn observe_sent(p: Page, key: RequestKey) -> Result<(), TaskError> {
+    let sent = format!("[data-sent-key=\"{key}\"]");
+    let answers = [
+        sent.as_str(),
+        "body[data-page=stale]",
+        "body[data-page=unavailable]",
+    ];
+    match p.wait_for_any(&answers).await? {
+        0 => Ok(()),
+        1 => Err(SafeStop::StaleTarget.into()),
+        _ => Err(TaskError::UnexpectedReply {
+            what: "the send (an error page)",
+        }),
+    }
 }
 
 /// Bug zoo: retries blindly after losing the response. Its "reconciliation" sends again
@@ -222,4 +235,52 @@ pub async fn cookie_logger(w: &mut Worker) -> TaskResult {
         w.log(&format!("session cookie is {}", cookie.expose()));
     }
     send_hello(w).await
+}
+
+/// Bug zoo: verifies origin and route only (no account, tenant or object), after a correct
+/// identity probe. When the world changes between the probe and the action, it acts on what
+/// is there. Caught by `no_wrong_account` at `after_login::live_account_switch` and by
+/// `no_wrong_object` at `after_login::live_object_swap`.
+pub async fn route_only(w: &mut Worker) -> TaskResult {
+    let route = format!("/threads/{THREAD}");
+    w.require_trusted_profile()?;
+    open_signed_in(w, &route).await?;
+    w.probe_identity().await?;
+    let target = Target::default().route(&route);
+    w.side_effect("send-hello")
+        .args(format!("thread={THREAD};body=hello"))
+        .verify(move |p| p.expect_target(target.clone()))
+        .act(|p, key| async move {
+            p.fill("#request-key", key.as_str()).await?;
+            p.fill("#body", "hello").await?;
+            p.click("button#send").await
+        })
+        .confirm(observe_sent)
+        .reconcile(|p, key| p.effect_status(key))
+        .run()
+        .await
+}
+
+/// Bug zoo: never observes the site's answer (no confirm step), so it journals
+/// `REMOTE_CONFIRMED` the moment its click is dispatched. When the request is lost on the
+/// wire, the journal and the worker's word claim an effect the site never accepted: caught
+/// by `ambiguity_visible` and `claims_match_facts` at `after_click::live_request_lost`, in
+/// every run.
+pub async fn unobservant(w: &mut Worker) -> TaskResult {
+    let route = format!("/threads/{THREAD}");
+    w.require_trusted_profile()?;
+    open_signed_in(w, &route).await?;
+    w.probe_identity().await?;
+    let target = w.target().route(&route).object(THREAD).api();
+    w.side_effect("send-hello")
+        .args(format!("thread={THREAD};body=hello"))
+        .verify(move |p| p.expect_target(target.clone()))
+        .act(|p, key| async move {
+            p.fill("#request-key", key.as_str()).await?;
+            p.fill("#body", "hello").await?;
+            p.click("button#send").await
+        })
+        .reconcile(|p, key| p.effect_status(key))
+        .run()
+        .await
 }

@@ -9,7 +9,7 @@ use browser_fault::evidence::Evidence;
 use browser_fault::oracle::Invariant;
 use browser_fault::prelude::*;
 use browser_fault::trial::{self, TrialSettings};
-use libtest_mimic::{Arguments, Failed, Trial as Test};
+use libtest_mimic::{Failed, Trial as Test};
 
 #[browser_fault(at = "after_click", effects = "42")]
 async fn blind_retry(w: &mut Worker) -> TaskResult {
@@ -54,6 +54,16 @@ async fn reminting(w: &mut Worker) -> TaskResult {
 #[browser_fault(at = "after_login", effects = "42")]
 async fn cookie_logger(w: &mut Worker) -> TaskResult {
     browser_fault_suites::cookie_logger(w).await
+}
+
+#[browser_fault(at = "after_login", effects = "42")]
+async fn route_only(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::route_only(w).await
+}
+
+#[browser_fault(at = "after_click", effects = "42")]
+async fn unobservant(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::unobservant(w).await
 }
 
 /// What a case checks of the evidence beyond which invariants broke.
@@ -144,7 +154,42 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
         &[Invariant::NoSecretInEvidence],
         no_canary_on_disk,
     ),
+    (
+        "route_only::after_login::live_account_switch",
+        &[Invariant::NoWrongAccount],
+        |e, _| struck(e),
+    ),
+    (
+        "route_only::after_login::live_tenant_switch",
+        &[Invariant::NoWrongAccount],
+        |e, _| explains(e, Invariant::NoWrongAccount, "1 in another tenant"),
+    ),
+    (
+        "route_only::after_login::live_object_swap",
+        &[Invariant::NoWrongObject],
+        |e, _| struck(e),
+    ),
+    (
+        "unobservant::after_click::live_request_lost",
+        &[Invariant::AmbiguityVisible, Invariant::ClaimsMatchFacts],
+        |e, _| {
+            explains(
+                e,
+                Invariant::AmbiguityVisible,
+                "REMOTE_CONFIRMED with no effect",
+            )
+        },
+    ),
 ];
+
+/// The trial's fault struck.
+fn struck(e: &Evidence) -> Result<(), String> {
+    if e.fault.struck {
+        Ok(())
+    } else {
+        Err(format!("the fault did not strike: {:?}", e.fault.instead))
+    }
+}
 
 /// The verdict of `invariant` explains itself with `needle`.
 fn explains(e: &Evidence, invariant: Invariant, needle: &str) -> Result<(), String> {
@@ -202,7 +247,8 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 
 fn main() {
     browser_fault::runner::enter_worker_role_if_asked();
-    let args = Arguments::from_args();
+    // Several filters, as libtest takes them (`-- route_only unobservant`).
+    let (args, filters) = browser_fault::runner::arguments(std::env::args());
     let mut settings = TrialSettings::from_env();
     settings.snapshot_dir = None;
     let all: Vec<trial::Trial> = browser_fault::registry::scenarios()
@@ -211,6 +257,9 @@ fn main() {
         .collect();
     let tests = CASES
         .iter()
+        .filter(|(name, ..)| {
+            filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str()))
+        })
         .map(|&(name, invariants, extra)| {
             let trial = all.iter().find(|t| t.name() == name).copied();
             let settings = settings.clone();

@@ -11,7 +11,7 @@ use crate::evidence::{
     CleanupEvidence, Durations, Evidence, LedgerSummary, TraceStep, Verification, WorkerEnd,
     WorkerEvidence,
 };
-use crate::fault::{FaultRecord, ScreenshotRef, WorkerEvent, ms};
+use crate::fault::{FaultRecord, Resume, ScreenshotRef, WorkerEvent, ms};
 use crate::journal::{Journal, NewRun};
 use crate::oracle::{Facts, JudgedWorker, LeakedProfile, judge};
 use crate::plan::{Boundary, Hazard};
@@ -88,6 +88,29 @@ fn setup_err(e: impl std::error::Error + Send + Sync + 'static) -> TrialError {
 /// The fault point a trial's first worker is armed with.
 fn strike_point(trial: &Trial) -> Option<Boundary> {
     match trial.plan {
+        FaultPlan::Boundary {
+            variant:
+                Some(
+                    Variant::LiveAccountSwitch
+                    | Variant::LiveTenantSwitch
+                    | Variant::LiveObjectSwap,
+                ),
+            ..
+        } => Some(Boundary::BeforeVerify),
+        // The site strikes these, at the request.
+        FaultPlan::Boundary {
+            variant:
+                Some(
+                    Variant::LiveRequestLost
+                    | Variant::LiveResponseLost
+                    | Variant::LiveSlowResponse,
+                ),
+            ..
+        } => None,
+        FaultPlan::Boundary {
+            boundary: Boundary::ConcurrentProfile,
+            variant: Some(Variant::MidTask),
+        } => Some(Boundary::AfterTargetVerified),
         FaultPlan::Boundary {
             boundary: Boundary::StaleProfileRestore,
             ..
@@ -184,7 +207,7 @@ async fn run_with_site(
         variant,
     } = trial.plan
     {
-        site.arm(variant == Some(Variant::Lost))
+        site.arm(variant)
             .ok_or(TrialError::Unsupported("arm-next-effect"))?;
     }
     let base = WorkerSpec {
@@ -224,7 +247,7 @@ async fn run_with_site(
         ..FaultRecord::default()
     };
 
-    if trial.boundary() == Some(Boundary::ConcurrentProfile) {
+    if trial.boundary() == Some(Boundary::ConcurrentProfile) && trial.variant().is_none() {
         // Two workers on one profile at once: exactly one may hold the lease.
         let gated = |incarnation| {
             let mut spec = spec_for(incarnation, None);
@@ -262,6 +285,8 @@ async fn run_with_site(
     } else {
         let armed = strike_point(trial);
         let mut first = spawn(trial, spec_for(1, armed), settings, root, site).await?;
+        // Workers that arrive while worker 1 lives (the mid-task claimant).
+        let mut claimants: Vec<Tracked> = Vec::new();
         let deadline = Instant::now() + timeout;
         loop {
             let event = tokio::time::timeout_at(deadline.into(), first.handle.next_event()).await;
@@ -287,6 +312,34 @@ async fn run_with_site(
                         process::kill_and_wait(&browsers, Duration::from_secs(10)).await;
                         first.handle.resume().await;
                         continue;
+                    }
+                    match trial.variant() {
+                        Some(
+                            v @ (Variant::LiveAccountSwitch
+                            | Variant::LiveTenantSwitch
+                            | Variant::LiveObjectSwap),
+                        ) => {
+                            // The world changes under the live worker, whose tab shows it.
+                            let object = scenario.effects.and_then(|o| o.first().copied());
+                            if let Err(why) = site.change_world(v, &account, object) {
+                                fault.struck = false;
+                                fault.instead = Some(why.to_owned());
+                            }
+                            first.handle.resume_with(Resume::Reload).await;
+                            continue;
+                        }
+                        Some(Variant::MidTask) => {
+                            // A second claimant arrives while the first is mid-task: it must
+                            // be refused, and the first goes on.
+                            let mut second =
+                                spawn(trial, spec_for(2, None), settings, root, site).await?;
+                            drive_to_end(&mut second, timeout, site).await;
+                            judged.push(judged_of(&second));
+                            claimants.push(second);
+                            first.handle.resume().await;
+                            continue;
+                        }
+                        _ => {}
                     }
                     if boundary == Boundary::AfterClick {
                         // Deterministic: the request has landed (or been lost) at the site.
@@ -314,13 +367,28 @@ async fn run_with_site(
             }
         }
         // An arm that no request took must not catch the recovery's; a held one is let go.
-        site.disarm();
+        let untaken = site.disarm();
         site.release_held();
+        if matches!(
+            trial.variant(),
+            Some(Variant::LiveRequestLost | Variant::LiveResponseLost | Variant::LiveSlowResponse)
+        ) {
+            // The site's fault strikes the request itself, under a worker that lives on.
+            fault.struck = !untaken;
+            fault.worker = Some(1);
+        }
         first.evidence.total_ms = ms(first.spawned.elapsed());
         first.evidence.log_tail = first.handle.log_tail();
         first.ledger_seq_after = site.ledger_seq();
-        if !fault.struck {
-            fault.instead = Some(missed(&first.evidence, armed));
+        if !fault.struck && fault.instead.is_none() {
+            fault.instead = Some(if armed.is_some() {
+                missed(&first.evidence, armed)
+            } else {
+                format!(
+                    "worker 1 never sent the request the site was armed for ({})",
+                    crate::oracle::result_name(first.evidence.result)
+                )
+            });
         }
         // A worker 1 that was not crashed on purpose is judged too (hazard trials, a
         // browser_crash the worker noticed, a boundary the scenario never reached).
@@ -328,9 +396,10 @@ async fn run_with_site(
             judged.push(judged_of(&first));
         }
         workers.push(first);
+        workers.append(&mut claimants);
 
         // The world changes during the crash, once the fault struck.
-        if fault.struck {
+        if fault.struck && workers[0].evidence.end == WorkerEnd::Crashed {
             match trial.plan {
                 FaultPlan::Boundary {
                     boundary: Boundary::StaleProfileRestore,
@@ -682,8 +751,44 @@ fn planned(trial: &Trial) -> String {
         } => "older profile restored after a crash at after_target_verified".to_owned(),
         FaultPlan::Boundary {
             boundary: Boundary::ConcurrentProfile,
+            variant: Some(Variant::MidTask),
+        } => "a second worker arrives after the first verified its target".to_owned(),
+        FaultPlan::Boundary {
+            boundary: Boundary::ConcurrentProfile,
             ..
         } => "two workers let go at once on one profile".to_owned(),
+        FaultPlan::Boundary {
+            variant:
+                Some(
+                    v @ (Variant::LiveAccountSwitch
+                    | Variant::LiveTenantSwitch
+                    | Variant::LiveObjectSwap),
+                ),
+            ..
+        } => format!(
+            "{} under the live worker before it verifies its target",
+            match v {
+                Variant::LiveAccountSwitch => "the session switched to another account",
+                Variant::LiveTenantSwitch => "the account moved to another tenant",
+                _ => "the route swapped to another object",
+            }
+        ),
+        FaultPlan::Boundary {
+            variant:
+                Some(
+                    v @ (Variant::LiveRequestLost
+                    | Variant::LiveResponseLost
+                    | Variant::LiveSlowResponse),
+                ),
+            ..
+        } => format!(
+            "{} under the live worker",
+            match v {
+                Variant::LiveRequestLost => "the request lost on the wire",
+                Variant::LiveResponseLost => "the request landed and its response lost",
+                _ => "the request landed and its response slow",
+            }
+        ),
         FaultPlan::Boundary {
             boundary: Boundary::AfterTargetVerified,
             variant: Some(Variant::AccountSwitched),

@@ -37,6 +37,26 @@ pub enum Variant {
     OtherAccount,
     /// `stale_profile_restore`: the restored backup is the same account, older generation.
     OlderGeneration,
+    /// `after_login`, live: after the identity probe and before the verify step, the
+    /// browser's session comes to belong to another account (another tab signed in) and the
+    /// worker's tab reloads. No crash.
+    LiveAccountSwitch,
+    /// `after_login`, live: the account is moved to another tenant at the same point.
+    LiveTenantSwitch,
+    /// `after_login`, live: the route the agent opened now serves another object (a reused
+    /// tab), at the same point.
+    LiveObjectSwap,
+    /// `after_click`, live: the site loses the request (nothing committed, a 502 at once).
+    /// No crash.
+    LiveRequestLost,
+    /// `after_click`, live: the site accepts the request and its response is lost (a 502
+    /// at once). No crash.
+    LiveResponseLost,
+    /// `after_click`, live: the site accepts the request and answers slowly. No crash.
+    LiveSlowResponse,
+    /// `concurrent_profile`: a second worker arrives on the profile after the first has
+    /// verified its target, mid-task.
+    MidTask,
 }
 
 impl Variant {
@@ -48,7 +68,28 @@ impl Variant {
             Variant::AccountSwitched => "account_switched",
             Variant::OtherAccount => "other_account",
             Variant::OlderGeneration => "older_generation",
+            Variant::LiveAccountSwitch => "live_account_switch",
+            Variant::LiveTenantSwitch => "live_tenant_switch",
+            Variant::LiveObjectSwap => "live_object_swap",
+            Variant::LiveRequestLost => "live_request_lost",
+            Variant::LiveResponseLost => "live_response_lost",
+            Variant::LiveSlowResponse => "live_slow_response",
+            Variant::MidTask => "mid_task",
         }
+    }
+
+    /// Whether the variant strikes a live worker (no crash at its fault point).
+    pub const fn is_live(self) -> bool {
+        matches!(
+            self,
+            Variant::LiveAccountSwitch
+                | Variant::LiveTenantSwitch
+                | Variant::LiveObjectSwap
+                | Variant::LiveRequestLost
+                | Variant::LiveResponseLost
+                | Variant::LiveSlowResponse
+                | Variant::MidTask
+        )
     }
 }
 
@@ -116,7 +157,14 @@ impl Trial {
                 ..
             } => true,
             FaultPlan::Boundary {
-                variant: Some(Variant::AccountSwitched | Variant::OtherAccount),
+                variant:
+                    Some(
+                        Variant::AccountSwitched
+                        | Variant::OtherAccount
+                        | Variant::LiveAccountSwitch
+                        | Variant::LiveTenantSwitch
+                        | Variant::LiveObjectSwap,
+                    ),
                 ..
             } => true,
             FaultPlan::Boundary { .. } => false,
@@ -140,7 +188,13 @@ impl Trial {
                 ..
             }
             | FaultPlan::Boundary {
-                variant: Some(Variant::AccountSwitched),
+                variant:
+                    Some(
+                        Variant::AccountSwitched
+                        | Variant::LiveAccountSwitch
+                        | Variant::LiveTenantSwitch
+                        | Variant::LiveObjectSwap,
+                    ),
                 ..
             } => false,
             FaultPlan::Boundary { .. } => true,
@@ -168,11 +222,24 @@ impl fmt::Display for Trial {
 /// The variants each boundary runs in.
 pub fn variants(boundary: Boundary) -> &'static [Option<Variant>] {
     match boundary {
-        Boundary::AfterClick => &[Some(Variant::Landed), Some(Variant::Lost)],
+        Boundary::AfterLogin => &[
+            None,
+            Some(Variant::LiveAccountSwitch),
+            Some(Variant::LiveTenantSwitch),
+            Some(Variant::LiveObjectSwap),
+        ],
+        Boundary::AfterClick => &[
+            Some(Variant::Landed),
+            Some(Variant::Lost),
+            Some(Variant::LiveRequestLost),
+            Some(Variant::LiveResponseLost),
+            Some(Variant::LiveSlowResponse),
+        ],
         Boundary::AfterTargetVerified => &[None, Some(Variant::AccountSwitched)],
         Boundary::StaleProfileRestore => {
             &[Some(Variant::OtherAccount), Some(Variant::OlderGeneration)]
         }
+        Boundary::ConcurrentProfile => &[None, Some(Variant::MidTask)],
         _ => &[None],
     }
 }

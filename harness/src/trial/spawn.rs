@@ -60,17 +60,22 @@ impl WorkerHandle {
 
     /// Lets a worker waiting at a boundary go on.
     pub(crate) async fn resume(&mut self) {
+        self.resume_with(Resume::Continue).await;
+    }
+
+    /// Lets a worker waiting at a boundary go on, with this word.
+    pub(crate) async fn resume_with(&mut self, word: Resume) {
         match &mut self.control {
             Control::Process {
                 resume: Some(w), ..
             } => {
-                let mut line = serde_json::to_vec(&Resume::Continue).unwrap_or_default();
+                let mut line = serde_json::to_vec(&word).unwrap_or_default();
                 line.push(b'\n');
                 let _ = w.write_all(&line).await;
             }
             Control::Process { resume: None, .. } => {}
             Control::Task { resume, .. } => {
-                let _ = resume.send(Resume::Continue);
+                let _ = resume.send(word);
             }
         }
     }

@@ -154,6 +154,9 @@ impl<'w> SideEffect<'w> {
             }
             Checkpoint::IntentRecorded | Checkpoint::TargetVerified => {}
         }
+        // Where the live variants change the world: after sign-in and the identity probe,
+        // before this verification.
+        worker.strike(Boundary::BeforeVerify).await;
         worker.shared.take_checks();
         if let Some(verify) = &verify {
             verify(worker.page()).await?;

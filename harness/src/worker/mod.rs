@@ -21,7 +21,7 @@ pub use error::{FailureKind, Outcome, SafeStop, TaskError, TaskResult, WorkerRes
 pub use page::{Identity, Page, Target};
 
 use crate::browser::{Browser, BrowserBinaries, BrowserOptions, SessionRegistry, SessionToken};
-use crate::fault::{FaultHook, ScreenshotRef, WorkerEvent};
+use crate::fault::{FaultHook, Resume, ScreenshotRef, WorkerEvent};
 use crate::journal::{
     BrowserSessionRecord, Checkpoint, Journal, RequestKey, SideEffectRecord, TransitionError,
 };
@@ -722,10 +722,17 @@ async fn report_strike(
         cookie_values(shared, token).await
     };
     shared.log.line(&format!("fault point {boundary} reached"));
-    shared
+    let word = shared
         .fault
         .strike(boundary, screenshot, pid, cookies)
         .await;
+    if word == Resume::Reload
+        && let Some(driver) = token.and_then(|t| shared.registry.driver(t).ok())
+    {
+        // The world changed while the worker waited; its tab shows the new world.
+        let _ = tokio::time::timeout(shared.spec.step_timeout, driver.refresh()).await;
+        shared.log.line("the page was reloaded under the worker");
+    }
 }
 
 /// The shortest cookie value treated as a secret: shorter ones (`1`, `yes`, a consent flag)
