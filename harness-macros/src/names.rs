@@ -32,13 +32,15 @@ pub(crate) const BOUNDARIES: [Name; 8] = [
 ];
 
 /// `plan::Hazard`, in `Hazard::ALL` order.
-pub(crate) const HAZARDS: [Name; 6] = [
+pub(crate) const HAZARDS: [Name; 8] = [
     name("expired_session", "ExpiredSession"),
     name("login_interstitial", "LoginInterstitial"),
     name("consent_interstitial", "ConsentInterstitial"),
     name("tenant_mismatch", "TenantMismatch"),
     name("account_switch", "AccountSwitch"),
     name("stale_tab", "StaleTab"),
+    name("browser_version_changed", "BrowserVersionChanged"),
+    name("credential_rotated", "CredentialRotated"),
 ];
 
 /// `plan::CrashMode`; the first one is the default.
@@ -212,7 +214,7 @@ mod tests {
             "unknown crash mode `kil`; did you mean `kill`? valid crash modes: kill, abort"
         );
         let msg = unknown("hazard", "hazards", "zzz", &HAZARDS, ", or \"all\"");
-        assert!(msg.ends_with("stale_tab, or \"all\""), "{msg}");
+        assert!(msg.ends_with("credential_rotated, or \"all\""), "{msg}");
         assert!(!msg.contains("did you mean"), "{msg}");
     }
 

@@ -51,6 +51,10 @@ pub struct WorkerEvidence {
     /// Each side effect's verify step: what it actually checked before `TARGET_VERIFIED`.
     #[serde(default)]
     pub verified: Vec<Verification>,
+    /// What its profile check found that makes the profile untrustworthy (a rollback,
+    /// another browser version), after any migration; empty: trusted.
+    #[serde(default)]
+    pub untrusted_profile: Vec<String>,
 }
 
 /// What one verify step checked before its side effect was journaled `TARGET_VERIFIED`.

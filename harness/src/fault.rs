@@ -71,6 +71,12 @@ pub enum WorkerEvent {
         #[serde(default)]
         cookie_values: Vec<String>,
     },
+    /// The worker checked its profile against the journal: what makes it untrustworthy (a
+    /// rollback, another browser version). Sent at start, and again after a migration.
+    ProfileChecked {
+        /// The findings that `Worker::require_trusted_profile` refuses; empty: trusted.
+        untrusted: Vec<String>,
+    },
     /// A side effect's verify step passed and `TARGET_VERIFIED` is about to be journaled.
     Verified {
         /// The side effect.

@@ -141,17 +141,25 @@ pub enum Hazard {
     AccountSwitch,
     /// The object changed after the page was loaded.
     StaleTab,
+    /// The profile was last written by another browser major version (recorded while the
+    /// worker is down): the recovery must stop safely, or migrate by an explicit policy.
+    BrowserVersionChanged,
+    /// The account's password changes while the worker is down, and its sessions are signed
+    /// out: the recovery signs in with the new credential from the account source.
+    CredentialRotated,
 }
 
 impl Hazard {
     /// Every hazard.
-    pub const ALL: [Hazard; 6] = [
+    pub const ALL: [Hazard; 8] = [
         Hazard::ExpiredSession,
         Hazard::LoginInterstitial,
         Hazard::ConsentInterstitial,
         Hazard::TenantMismatch,
         Hazard::AccountSwitch,
         Hazard::StaleTab,
+        Hazard::BrowserVersionChanged,
+        Hazard::CredentialRotated,
     ];
 
     /// The name used in `hazards = [...]` and in trial names.
@@ -163,7 +171,15 @@ impl Hazard {
             Hazard::TenantMismatch => "tenant_mismatch",
             Hazard::AccountSwitch => "account_switch",
             Hazard::StaleTab => "stale_tab",
+            Hazard::BrowserVersionChanged => "browser_version_changed",
+            Hazard::CredentialRotated => "credential_rotated",
         }
+    }
+
+    /// Whether the site must switch the hazard on (the others are the harness's: the
+    /// profile's marker, the account source).
+    pub const fn is_site_hazard(self) -> bool {
+        !matches!(self, Hazard::BrowserVersionChanged)
     }
 }
 

@@ -53,6 +53,23 @@ pub fn owner_alive(pid: u32, start_ticks: Option<u64>) -> bool {
     }
 }
 
+/// When `pid` started, as wall-clock time (boot time plus its start ticks); `None` when it
+/// is gone or `/proc` cannot say.
+pub fn process_start_time(pid: u32) -> Option<std::time::SystemTime> {
+    /// `USER_HZ`: the unit of `/proc/<pid>/stat`'s start time, 100 on every Linux ABI.
+    const TICKS_PER_SECOND: u64 = 100;
+    let ticks = process_start_ticks(pid)?;
+    let btime: u64 = std::fs::read_to_string("/proc/stat")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("btime "))?
+        .trim()
+        .parse()
+        .ok()?;
+    let since_boot = std::time::Duration::from_millis(ticks * 1000 / TICKS_PER_SECOND);
+    Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(btime) + since_boot)
+}
+
 /// The name of this host (`/proc/sys/kernel/hostname`), or `"localhost"` when unknown.
 pub fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -87,6 +104,18 @@ mod tests {
         assert!(ticks.is_some());
         assert!(owner_alive(me, ticks));
         assert!(!owner_alive(me, ticks.map(|t| t + 1)));
+    }
+
+    #[test]
+    fn this_process_started_in_the_past_and_not_long_before_now() {
+        let started = process_start_time(std::process::id()).unwrap();
+        let now = std::time::SystemTime::now();
+        // btime is whole seconds: allow a second either way.
+        assert!(started <= now + std::time::Duration::from_secs(1));
+        assert!(
+            now.duration_since(started).unwrap_or_default()
+                < std::time::Duration::from_secs(24 * 3600)
+        );
     }
 
     #[test]

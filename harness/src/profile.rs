@@ -396,6 +396,19 @@ impl ProfileStore {
         Ok(marker.generation)
     }
 
+    /// Records in the marker that the profile was last written by browser major `version`
+    /// (atomically replacing the file): what a browser upgrade, or an explicit migration,
+    /// leaves behind. Call it while holding the profile's lease, or while no worker runs.
+    pub fn record_browser_version(
+        &self,
+        profile: &Profile,
+        version: &str,
+    ) -> Result<(), ProfileError> {
+        let mut marker = self.marker(profile)?;
+        marker.browser_version = version.to_owned();
+        write_marker(profile.path(), &marker)
+    }
+
     /// Copies the profile into `<root>/.backups/<name>/<label>`, leaving out Chromium's
     /// `Singleton*` files and the lease lock; symlinks are copied as links, never followed.
     pub fn backup(&self, profile: &Profile, label: &str) -> Result<ProfileBackup, ProfileError> {

@@ -124,18 +124,20 @@ pub(crate) enum RunningSite {
     },
 }
 
+/// The fixture's switch for a hazard the site itself shows; `None` for the harness's own.
 #[cfg(feature = "fixture-site")]
-fn fixture_hazard(h: crate::plan::Hazard) -> browser_fault_fixtures::Hazard {
+fn fixture_hazard(h: crate::plan::Hazard) -> Option<browser_fault_fixtures::Hazard> {
     use crate::plan::Hazard as P;
     use browser_fault_fixtures::Hazard as F;
-    match h {
+    Some(match h {
         P::ExpiredSession => F::ExpiredSession,
         P::LoginInterstitial => F::LoginInterstitial,
         P::ConsentInterstitial => F::ConsentInterstitial,
         P::TenantMismatch => F::TenantMismatch,
         P::AccountSwitch => F::AccountSwitch,
         P::StaleTab => F::StaleTab,
-    }
+        P::BrowserVersionChanged | P::CredentialRotated => return None,
+    })
 }
 
 impl RunningSite {
@@ -175,13 +177,15 @@ impl RunningSite {
     pub(crate) fn account(&self, id: Option<&str>) -> Option<crate::worker::Account> {
         match self {
             #[cfg(feature = "fixture-site")]
-            RunningSite::Fixture(_) => {
+            RunningSite::Fixture(site) => {
                 let demo = browser_fault_fixtures::account_by_id(id.unwrap_or(DEFAULT_ACCOUNT))?;
+                // The account source: the password as it is now, after any rotation.
+                let password = site.password_of(demo.id)?;
                 Some(crate::worker::Account {
                     id: demo.id.to_owned(),
                     tenant: demo.tenant.to_owned(),
                     username: demo.username.to_owned(),
-                    password: crate::worker::Secret::new(demo.password),
+                    password: crate::worker::Secret::new(password),
                 })
             }
             RunningSite::External { account, .. } => {
@@ -281,6 +285,21 @@ impl RunningSite {
         }
     }
 
+    /// Rotates the account's password (signing its sessions out). `None`: this site cannot.
+    pub(crate) fn rotate_password(&self, account: &str) -> Option<()> {
+        match self {
+            #[cfg(feature = "fixture-site")]
+            RunningSite::Fixture(site) => {
+                site.rotate_password(account);
+                Some(())
+            }
+            RunningSite::External { .. } => {
+                let _ = account;
+                None
+            }
+        }
+    }
+
     /// The ledger's highest sequence number now (0 when empty).
     pub(crate) fn ledger_seq(&self) -> u64 {
         self.ledger().iter().map(|e| e.seq).max().unwrap_or(0)
@@ -301,7 +320,9 @@ impl RunningSite {
                 if hazard == crate::plan::Hazard::ExpiredSession && on {
                     site.expire_sessions();
                 }
-                site.set_hazard(fixture_hazard(hazard), on);
+                if let Some(h) = fixture_hazard(hazard) {
+                    site.set_hazard(h, on);
+                }
             }
             RunningSite::External { .. } => {
                 let _ = (hazard, on);

@@ -20,15 +20,17 @@ fn is_retired<T: std::fmt::Debug>(r: Result<T, TaskError>) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timed_out_step_retires_its_session_kills_its_browser_and_disarms_the_old_page() {
     let mut rig = Rig::new("timeout").await;
-    rig.spec.step_timeout = Duration::from_secs(1);
+    // Short enough to time out quickly, long enough that signing in never does, even with a
+    // second matrix running on the same two cores (1 s did, once, under that load).
+    rig.spec.step_timeout = Duration::from_secs(4);
     let mut w = Worker::start_standalone(rig.spec.clone()).await.unwrap();
     let page = open_signed_in(&mut w, ROUTE).await.unwrap();
     let (Some(browser), Some(driver)) = w.browser_pids() else {
         panic!("a local browser names both pids");
     };
 
-    // Every response now takes three times the step's limit.
-    rig.site.set_response_delay(Duration::from_secs(3));
+    // Every response now takes far longer than the step's limit.
+    rig.site.set_response_delay(Duration::from_secs(60));
     let err = page.goto(ROUTE).await.unwrap_err();
     assert!(
         matches!(err, TaskError::Timeout { step: "goto", after } if after == rig.spec.step_timeout),

@@ -284,3 +284,42 @@ pub async fn unobservant(w: &mut Worker) -> TaskResult {
         .run()
         .await
 }
+
+/// The reference agent with an explicit migration policy: a profile last written by another
+/// browser version is migrated to this one (and may then be used); a rollback still stops it.
+pub async fn migrating(w: &mut Worker) -> TaskResult {
+    w.migrate_browser_version().await?;
+    send_hello(w).await
+}
+
+/// Bug zoo: caches the account's password in its profile the first time, and signs in with
+/// the cached one from then on, retrying until it works. After a credential rotation the
+/// cached password is refused forever, and the recovery loops until its trial times out.
+/// Caught by `recover_or_stop_safely` at `hazard::credential_rotated`, and by nothing else.
+pub async fn stale_credential(w: &mut Worker) -> TaskResult {
+    let cache = w.profile().path().join("agent-credential-cache");
+    let password = match std::fs::read_to_string(&cache) {
+        Ok(cached) => cached,
+        Err(_) => {
+            let current = w.account().password.expose().to_owned();
+            std::fs::write(&cache, &current).map_err(TaskError::scenario)?;
+            current
+        }
+    };
+    let route = format!("/threads/{THREAD}");
+    let mut account = w.account().clone();
+    account.password = browser_fault::worker::Secret::new(password);
+    loop {
+        let page = w.open(&route).await?;
+        if page.kind().await?.as_deref() != Some("login") {
+            break;
+        }
+        match page.login(&account).await {
+            Ok(()) => break,
+            // The bug: the refusal is never taken as an answer.
+            Err(TaskError::SafeStop(SafeStop::NotSignedIn)) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    send_hello(w).await
+}

@@ -20,4 +20,22 @@ async fn send_message_abort(w: &mut Worker) -> TaskResult {
     browser_fault_suites::send_hello(w).await
 }
 
+/// A sign-in of the agent's own that marks `after_login` itself (`Worker::fault_point`).
+#[browser_fault(at = "after_login", effects = "42", timeout = "60s")]
+async fn send_message_own_login(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::own_login_marked(w).await
+}
+
+/// An explicit migration policy: a profile last written by another browser version is
+/// migrated, then used (`profile_trusted` holds).
+#[browser_fault(
+    at = "after_profile_created",
+    hazards = ["browser_version_changed"],
+    effects = "42",
+    timeout = "60s"
+)]
+async fn send_message_migrating(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::migrating(w).await
+}
+
 browser_fault::main!();

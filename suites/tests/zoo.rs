@@ -16,7 +16,11 @@ async fn blind_retry(w: &mut Worker) -> TaskResult {
     browser_fault_suites::blind_retry(w).await
 }
 
-#[browser_fault(at = "stale_profile_restore", effects = "42")]
+#[browser_fault(
+    at = "stale_profile_restore",
+    hazards = ["browser_version_changed"],
+    effects = "42"
+)]
 async fn trusting(w: &mut Worker) -> TaskResult {
     browser_fault_suites::trusting(w).await
 }
@@ -66,6 +70,16 @@ async fn unobservant(w: &mut Worker) -> TaskResult {
     browser_fault_suites::unobservant(w).await
 }
 
+#[browser_fault(
+    at = "after_login",
+    hazards = ["credential_rotated"],
+    effects = "42",
+    timeout = "20s"
+)]
+async fn stale_credential(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::stale_credential(w).await
+}
+
 /// What a case checks of the evidence beyond which invariants broke.
 type Extra = fn(&Evidence, &std::path::Path) -> Result<(), String>;
 
@@ -78,7 +92,7 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
     ),
     (
         "trusting::stale_profile_restore::other_account",
-        &[Invariant::NoWrongAccount],
+        &[Invariant::NoWrongAccount, Invariant::ProfileTrusted],
         |e, _| {
             // Its verify step looks at a form only: the evidence says it checked nothing.
             let unchecked = e
@@ -168,6 +182,22 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
         "route_only::after_login::live_object_swap",
         &[Invariant::NoWrongObject],
         |e, _| struck(e),
+    ),
+    (
+        "trusting::hazard::browser_version_changed",
+        &[Invariant::ProfileTrusted],
+        |e, _| {
+            explains(
+                e,
+                Invariant::ProfileTrusted,
+                "worker 2 acted on a profile its own check flagged (browser version changed)",
+            )
+        },
+    ),
+    (
+        "stale_credential::hazard::credential_rotated",
+        &[Invariant::RecoverOrStopSafely],
+        |e, _| explains(e, Invariant::RecoverOrStopSafely, "worker 2 timed out"),
     ),
     (
         "unobservant::after_click::live_request_lost",

@@ -66,6 +66,25 @@ pub fn kill_group(pgid: u32) {
     let _ = killpg(Pid::from_raw(pgid as i32), Signal::SIGKILL);
 }
 
+/// SIGKILLs `pid` only if it is still a process of the browser on `profile_dir` (its command
+/// line names the profile): a pid that is not our child may have been reused.
+pub fn kill_pid_on_profile(pid: u32, profile_dir: &Path) {
+    if uses_profile(pid, profile_dir) {
+        kill_pid(pid);
+    }
+}
+
+/// Whether `pid` is a browser process on `profile_dir` (its command line names the
+/// profile). A dying process's command line reads as empty: it no longer counts.
+pub fn uses_profile(pid: u32, profile_dir: &Path) -> bool {
+    let needle = format!("--user-data-dir={}", profile_dir.display());
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+        cmdline
+            .split(|b| *b == 0)
+            .any(|arg| arg == needle.as_bytes())
+    })
+}
+
 /// SIGKILLs one process (no-op when it is gone).
 pub fn kill_pid(pid: u32) {
     let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);

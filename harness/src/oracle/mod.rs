@@ -46,11 +46,14 @@ pub enum Invariant {
     ClaimsMatchFacts,
     /// Every ledger effect landed on an object the scenario declared (`effects = [...]`).
     NoWrongObject,
+    /// No worker acted on a profile its own check flagged (rolled back to an older
+    /// generation, or last written by another browser version) without migrating it.
+    ProfileTrusted,
 }
 
 impl Invariant {
     /// All of them, in the order of the verdicts.
-    pub const ALL: [Invariant; 9] = [
+    pub const ALL: [Invariant; 10] = [
         Invariant::NoWrongAccount,
         Invariant::NoDuplicate,
         Invariant::AmbiguityVisible,
@@ -60,6 +63,7 @@ impl Invariant {
         Invariant::FaultStruck,
         Invariant::ClaimsMatchFacts,
         Invariant::NoWrongObject,
+        Invariant::ProfileTrusted,
     ];
 
     /// The invariant's name in reports.
@@ -74,6 +78,7 @@ impl Invariant {
             Invariant::FaultStruck => "fault_struck",
             Invariant::ClaimsMatchFacts => "claims_match_facts",
             Invariant::NoWrongObject => "no_wrong_object",
+            Invariant::ProfileTrusted => "profile_trusted",
         }
     }
 }
@@ -144,6 +149,9 @@ pub struct Facts {
     pub fault: FaultRecord,
     /// Profile folders left besides the run's current profile, after the workers ended.
     pub leaked_profiles: Vec<LeakedProfile>,
+    /// The workers whose profile check found the profile untrustworthy, with what it found
+    /// (after any explicit migration).
+    pub untrusted_profiles: Vec<(u32, Vec<String>)>,
     /// Profile locks still held after the workers ended.
     pub held_locks: usize,
     /// Browser or driver processes of the trial alive after the workers ended.
@@ -177,7 +185,34 @@ pub fn judge(f: &Facts) -> Vec<Verdict> {
         fault_struck(f),
         claims::claims_match_facts(f),
         effects::no_wrong_object(f),
+        profile_trusted(f),
     ]
+}
+
+fn profile_trusted(f: &Facts) -> Verdict {
+    let mut acted = Vec::new();
+    for (incarnation, findings) in &f.untrusted_profiles {
+        let submitted = f.history.iter().any(|t| {
+            t.incarnation == *incarnation && t.to == crate::journal::Checkpoint::ActionSubmitted
+        });
+        if submitted {
+            acted.push(format!(
+                "worker {incarnation} acted on a profile its own check flagged ({}) without migrating it",
+                findings.join(", ")
+            ));
+        }
+    }
+    let explanation = if !acted.is_empty() {
+        acted.join("; ")
+    } else if f.untrusted_profiles.is_empty() {
+        "every profile passed its check".to_owned()
+    } else {
+        format!(
+            "{} worker(s) found their profile untrustworthy and did not act on it",
+            f.untrusted_profiles.len()
+        )
+    };
+    verdict(Invariant::ProfileTrusted, acted.is_empty(), explanation)
 }
 
 fn verdict(invariant: Invariant, held: bool, explanation: String) -> Verdict {
@@ -619,6 +654,22 @@ mod tests {
         assert_eq!(broken(&f), []);
         f.judged_workers[0].result = Some(WorkerResult::Err(FailureKind::Panic));
         assert_eq!(broken(&f), [Invariant::RecoverOrStopSafely]);
+    }
+
+    #[test]
+    fn acting_on_a_flagged_profile_breaks_profile_trusted_and_stopping_does_not() {
+        let mut f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![entry(1, &key(), "acct-test-42")],
+        );
+        f.untrusted_profiles = vec![(2, vec!["browser version changed".into()])];
+        assert_eq!(broken(&f), []);
+        f.history = vec![submitted_by(2)];
+        assert_eq!(broken(&f), [Invariant::ProfileTrusted]);
+        assert_eq!(
+            explanation(&f, Invariant::ProfileTrusted),
+            "worker 2 acted on a profile its own check flagged (browser version changed) without migrating it"
+        );
     }
 
     #[test]

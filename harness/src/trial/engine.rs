@@ -189,7 +189,7 @@ async fn run_with_site(
             "browser-fault",
             name.clone(),
             run_id.clone(),
-            browser_version,
+            browser_version.clone(),
         ))
         .map_err(setup_err)?;
     let account: Account = site
@@ -426,6 +426,32 @@ async fn run_with_site(
                 } => {
                     site.set_hazard(Hazard::AccountSwitch, true);
                 }
+                FaultPlan::Hazard {
+                    hazard: Hazard::BrowserVersionChanged,
+                } => {
+                    // The profile comes back as another browser major version left it.
+                    let older = match browser_version.parse::<u32>() {
+                        Ok(major) => major.saturating_sub(1).to_string(),
+                        Err(_) => format!("{browser_version}-older"),
+                    };
+                    if let Err(e) = store.record_browser_version(&profile, &older) {
+                        fault.struck = false;
+                        fault.instead = Some(format!(
+                            "the profile's browser version could not be rewritten ({})",
+                            e.to_string().chars().take(200).collect::<String>()
+                        ));
+                    }
+                }
+                FaultPlan::Hazard {
+                    hazard: Hazard::CredentialRotated,
+                } => {
+                    // The recovery gets the new password from the account source.
+                    let rotated = site.rotate_password(&account.id);
+                    if rotated.is_none() {
+                        fault.struck = false;
+                        fault.instead = Some("this site cannot rotate a password".to_owned());
+                    }
+                }
                 FaultPlan::Hazard { hazard } => site.set_hazard(hazard, true),
                 _ => {}
             }
@@ -436,7 +462,12 @@ async fn run_with_site(
     // The recovery worker: the same scenario on the same run and profile.
     let phase2 = Instant::now();
     if trial.boundary() != Some(Boundary::ConcurrentProfile) {
-        let mut recovery = spawn(trial, spec_for(2, None), settings, root, site).await?;
+        let mut spec = spec_for(2, None);
+        // The account as its source says now (a rotated password is the new one).
+        if let Some(now) = site.account(scenario.account) {
+            spec.account = now;
+        }
+        let mut recovery = spawn(trial, spec, settings, root, site).await?;
         drive_to_end(&mut recovery, timeout, site).await;
         judged.push(judged_of(&recovery));
         workers.push(recovery);
@@ -530,6 +561,11 @@ async fn run_with_site(
                 })
         })
         .collect();
+    let untrusted_profiles: Vec<(u32, Vec<String>)> = workers
+        .iter()
+        .filter(|w| !w.evidence.untrusted_profile.is_empty())
+        .map(|w| (w.evidence.incarnation, w.evidence.untrusted_profile.clone()))
+        .collect();
     let mut evidence = Evidence {
         trial: name.clone(),
         scenario: scenario.name.to_owned(),
@@ -582,6 +618,7 @@ async fn run_with_site(
         judged_workers: judged,
         fault,
         leaked_profiles: leaks,
+        untrusted_profiles,
         held_locks,
         leaked_processes,
         unproven_cleanups,
@@ -660,6 +697,7 @@ async fn spawn(
             timing: Default::default(),
             log_tail: String::new(),
             verified: Vec::new(),
+            untrusted_profile: Vec::new(),
         },
     })
 }
@@ -681,6 +719,7 @@ async fn follow(w: &mut Tracked, event: WorkerEvent, site: &RunningSite) -> bool
         WorkerEvent::Verified { effect, checked } => {
             w.evidence.verified.push(Verification { effect, checked });
         }
+        WorkerEvent::ProfileChecked { untrusted } => w.evidence.untrusted_profile = untrusted,
         WorkerEvent::Finished {
             result,
             timing,

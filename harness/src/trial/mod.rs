@@ -168,7 +168,7 @@ impl Trial {
                 ..
             } => true,
             FaultPlan::Boundary { .. } => false,
-            FaultPlan::Hazard { .. } => true,
+            FaultPlan::Hazard { hazard } => hazard.is_site_hazard(),
         }
     }
 
@@ -198,9 +198,10 @@ impl Trial {
                 ..
             } => false,
             FaultPlan::Boundary { .. } => true,
-            FaultPlan::Hazard { hazard } => {
-                matches!(hazard, Hazard::ExpiredSession | Hazard::StaleTab)
-            }
+            FaultPlan::Hazard { hazard } => matches!(
+                hazard,
+                Hazard::ExpiredSession | Hazard::StaleTab | Hazard::CredentialRotated
+            ),
         }
     }
 

@@ -312,6 +312,7 @@ impl Worker {
         for finding in &worker.findings {
             worker.log(&format!("profile finding: {}", finding_name(finding)));
         }
+        worker.report_profile_check().await;
         worker.launch_browser().await?;
         worker.strike(Boundary::AfterProfileCreated).await;
         Ok(worker)
@@ -451,6 +452,42 @@ impl Worker {
         &self.findings
     }
 
+    /// Tells the trial what makes this worker's profile untrustworthy (the oracle's
+    /// `profile_trusted` verdict holds a worker that acts on such a profile to account).
+    async fn report_profile_check(&self) {
+        let untrusted = self
+            .findings
+            .iter()
+            .filter(|f| untrusted(f))
+            .map(|f| finding_name(f).to_owned())
+            .collect();
+        self.shared
+            .fault
+            .report(WorkerEvent::ProfileChecked { untrusted })
+            .await;
+    }
+
+    /// Migrates a profile last written by another browser version to this one, by the
+    /// agent's explicit policy: the owner marker records this browser's version and the
+    /// finding is cleared, so [`Worker::require_trusted_profile`] passes and acting on the
+    /// profile is no longer held against the worker. A rollback cannot be migrated.
+    pub async fn migrate_browser_version(&mut self) -> Result<(), TaskError> {
+        let Some(current) = self.binaries.as_ref().map(|b| b.major_version().to_owned()) else {
+            return Ok(());
+        };
+        let before = self.findings.len();
+        self.findings
+            .retain(|f| !matches!(f, PolicyFinding::BrowserVersionChanged { .. }));
+        if self.findings.len() != before {
+            self.store.record_browser_version(&self.profile, &current)?;
+            self.log(&format!(
+                "profile migrated to browser version {current} by explicit policy"
+            ));
+            self.report_profile_check().await;
+        }
+        Ok(())
+    }
+
     /// Refuses to go on when the profile check found a rollback or a browser change: the
     /// profile cannot be trusted, so nothing may be done with it.
     pub fn require_trusted_profile(&self) -> Result<(), TaskError> {
@@ -550,6 +587,7 @@ impl Worker {
             spec.lease_ttl,
         )?);
         self.findings.clear();
+        self.report_profile_check().await;
         self.launch_browser().await?;
         Ok(old)
     }
@@ -794,13 +832,32 @@ fn recover_stale_singleton_lock(profile: &Path) -> Result<(), TaskError> {
     let (host, pid) = target.rsplit_once('-').ok_or(SafeStop::ProfileInUse)?;
     let pid: u32 = pid.parse().map_err(|_| SafeStop::ProfileInUse)?;
     let this_host = crate::process::host_name();
-    if host != this_host || crate::process::pid_alive(pid) {
+    // A live pid owns the lock only if it started before the lock was made: the dead
+    // owner's pid may already belong to a newer process (`pid_max` is small, browsers many).
+    let made = std::fs::symlink_metadata(&lock)
+        .and_then(|m| m.modified())
+        .ok();
+    let started_before = match (crate::process::process_start_time(pid), made) {
+        // Ticks and the boot time are both rounded down: the owner's start, so computed,
+        // is never later than the lock (a pid takes far longer than that to come round).
+        (Some(started), Some(made)) => started <= made,
+        _ => true,
+    };
+    if host != this_host || (crate::process::pid_alive(pid) && started_before) {
         return Err(SafeStop::ProfileInUse.into());
     }
     for name in ["SingletonLock", "SingletonSocket", "SingletonCookie"] {
         let _ = std::fs::remove_file(profile.join(name));
     }
     Ok(())
+}
+
+/// Whether a finding makes the profile untrustworthy (what `require_trusted_profile` refuses).
+fn untrusted(finding: &PolicyFinding) -> bool {
+    matches!(
+        finding,
+        PolicyFinding::GenerationRolledBack { .. } | PolicyFinding::BrowserVersionChanged { .. }
+    )
 }
 
 fn finding_name(finding: &PolicyFinding) -> &'static str {

@@ -23,6 +23,8 @@ use browser_fault::worker::{Outcome, TaskResult, Worker};
         "tenant_mismatch",
         "account_switch",
         "stale_tab",
+        "browser_version_changed",
+        "credential_rotated",
     ],
     crash = "abort",
 )]
@@ -46,13 +48,15 @@ const BOUNDARIES: [&str; 8] = [
     "concurrent_profile",
 ];
 
-const HAZARDS: [&str; 6] = [
+const HAZARDS: [&str; 8] = [
     "expired_session",
     "login_interstitial",
     "consent_interstitial",
     "tenant_mismatch",
     "account_switch",
     "stale_tab",
+    "browser_version_changed",
+    "credential_rotated",
 ];
 
 fn main() {
