@@ -55,6 +55,9 @@ pub struct WorkerEvidence {
     /// another browser version), after any migration; empty: trusted.
     #[serde(default)]
     pub untrusted_profile: Vec<String>,
+    /// Its locks that someone removed or replaced while it held them.
+    #[serde(default)]
+    pub tampered: Vec<String>,
 }
 
 /// What one verify step checked before its side effect was journaled `TARGET_VERIFIED`.

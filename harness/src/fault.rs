@@ -94,6 +94,9 @@ pub enum WorkerEvent {
         /// Cookie values the browser held at the end.
         #[serde(default)]
         cookie_values: Vec<String>,
+        /// Locks of the worker's that someone removed or replaced while it held them.
+        #[serde(default)]
+        tampered: Vec<String>,
     },
 }
 

@@ -316,6 +316,21 @@ impl Lease {
         &self.holder
     }
 
+    /// Whether the lock file at the profile's [`LOCK_FILE`] path is still the file this lease
+    /// holds locked: `false` when someone removed it, or replaced it with another file. The
+    /// lease itself survives either way (its journal row names a live holder, and a second
+    /// claimant is refused on that); this is how tampering is noticed.
+    pub fn lock_intact(&self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let Some(held) = self.lock.as_ref().and_then(|f| f.metadata().ok()) else {
+            return false;
+        };
+        match std::fs::metadata(self.profile_path.join(LOCK_FILE)) {
+            Ok(at_path) => at_path.dev() == held.dev() && at_path.ino() == held.ino(),
+            Err(_) => false,
+        }
+    }
+
     /// Extends the expiry to now + `ttl`; [`LeaseErrorKind::Lost`] if fenced off.
     pub fn renew(&self, ttl: Duration) -> Result<(), LeaseError> {
         let now = now_unix_ms();
@@ -406,4 +421,51 @@ fn select_row(conn: &rusqlite::Connection, key: &str) -> rusqlite::Result<Option
         })
     })
     .optional()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::{ProfileSpec, ProfileStore};
+
+    #[test]
+    fn a_removed_or_replaced_lock_file_is_noticed_and_the_holder_still_holds_the_lease() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::open(&dir.path().join("journal.sqlite")).unwrap();
+        let store = ProfileStore::open(dir.path().join("profiles")).unwrap();
+        let profile = store
+            .create(&ProfileSpec::new("p", "browser-fault", "t", "run", "131"))
+            .unwrap();
+        let ttl = Duration::from_secs(60);
+        let lease = claim_lease(
+            &journal,
+            &profile,
+            &LeaseHolder::this_process("run", 1),
+            ttl,
+        )
+        .unwrap();
+        assert!(lease.lock_intact());
+
+        // Removed: anyone can delete a path, and a new file at it can be flocked at once.
+        std::fs::remove_file(profile.path().join(LOCK_FILE)).unwrap();
+        assert!(!lease.lock_intact());
+        let second = claim_lease(
+            &journal,
+            &profile,
+            &LeaseHolder::this_process("run", 2),
+            ttl,
+        );
+        assert!(
+            matches!(
+                second.as_ref().map_err(LeaseError::kind),
+                Err(LeaseErrorKind::Held { .. })
+            ),
+            "the live holder is recognised by its journal row, not by the path: {second:?}"
+        );
+
+        // Replaced by another file: noticed too.
+        std::fs::write(profile.path().join(LOCK_FILE), b"").unwrap();
+        assert!(!lease.lock_intact());
+        lease.release().unwrap();
+    }
 }

@@ -323,3 +323,13 @@ pub async fn stale_credential(w: &mut Worker) -> TaskResult {
     }
     send_hello(w).await
 }
+
+/// Bug zoo: "unsticks" its profile before working by deleting the lease's lock file and
+/// Chromium's `SingletonLock`, the locks that keep a second worker or browser out. Caught
+/// by `locks_intact` at `after_profile_created`, and by nothing else.
+pub async fn lock_picker(w: &mut Worker) -> TaskResult {
+    for name in [browser_fault::profile::LOCK_FILE, "SingletonLock"] {
+        let _ = std::fs::remove_file(w.profile().path().join(name));
+    }
+    send_hello(w).await
+}

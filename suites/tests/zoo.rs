@@ -80,6 +80,11 @@ async fn stale_credential(w: &mut Worker) -> TaskResult {
     browser_fault_suites::stale_credential(w).await
 }
 
+#[browser_fault(at = "after_profile_created", effects = "42")]
+async fn lock_picker(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::lock_picker(w).await
+}
+
 /// What a case checks of the evidence beyond which invariants broke.
 type Extra = fn(&Evidence, &std::path::Path) -> Result<(), String>;
 
@@ -198,6 +203,17 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
         "stale_credential::hazard::credential_rotated",
         &[Invariant::RecoverOrStopSafely],
         |e, _| explains(e, Invariant::RecoverOrStopSafely, "worker 2 timed out"),
+    ),
+    (
+        "lock_picker::after_profile_created",
+        &[Invariant::LocksIntact],
+        |e, _| {
+            explains(
+                e,
+                Invariant::LocksIntact,
+                "worker 2: lease lock file removed or replaced; worker 2: browser profile lock removed",
+            )
+        },
     ),
     (
         "unobservant::after_click::live_request_lost",

@@ -49,11 +49,14 @@ pub enum Invariant {
     /// No worker acted on a profile its own check flagged (rolled back to an older
     /// generation, or last written by another browser version) without migrating it.
     ProfileTrusted,
+    /// No live worker's lease lock file or browser profile lock was removed or replaced
+    /// while it held them (other than by the trial's own planned tampering).
+    LocksIntact,
 }
 
 impl Invariant {
     /// All of them, in the order of the verdicts.
-    pub const ALL: [Invariant; 10] = [
+    pub const ALL: [Invariant; 11] = [
         Invariant::NoWrongAccount,
         Invariant::NoDuplicate,
         Invariant::AmbiguityVisible,
@@ -64,6 +67,7 @@ impl Invariant {
         Invariant::ClaimsMatchFacts,
         Invariant::NoWrongObject,
         Invariant::ProfileTrusted,
+        Invariant::LocksIntact,
     ];
 
     /// The invariant's name in reports.
@@ -79,6 +83,7 @@ impl Invariant {
             Invariant::ClaimsMatchFacts => "claims_match_facts",
             Invariant::NoWrongObject => "no_wrong_object",
             Invariant::ProfileTrusted => "profile_trusted",
+            Invariant::LocksIntact => "locks_intact",
         }
     }
 }
@@ -152,6 +157,9 @@ pub struct Facts {
     /// The workers whose profile check found the profile untrustworthy, with what it found
     /// (after any explicit migration).
     pub untrusted_profiles: Vec<(u32, Vec<String>)>,
+    /// Locks a live worker found removed or replaced, as `worker N: what`, less the trial's
+    /// own planned tampering.
+    pub tampering: Vec<String>,
     /// Profile locks still held after the workers ended.
     pub held_locks: usize,
     /// Browser or driver processes of the trial alive after the workers ended.
@@ -186,6 +194,15 @@ pub fn judge(f: &Facts) -> Vec<Verdict> {
         claims::claims_match_facts(f),
         effects::no_wrong_object(f),
         profile_trusted(f),
+        verdict(
+            Invariant::LocksIntact,
+            f.tampering.is_empty(),
+            if f.tampering.is_empty() {
+                "every lock stayed with its holder".to_owned()
+            } else {
+                f.tampering.join("; ")
+            },
+        ),
     ]
 }
 
@@ -669,6 +686,17 @@ mod tests {
         assert_eq!(
             explanation(&f, Invariant::ProfileTrusted),
             "worker 2 acted on a profile its own check flagged (browser version changed) without migrating it"
+        );
+    }
+
+    #[test]
+    fn a_lock_removed_under_its_holder_breaks_only_locks_intact() {
+        let mut f = facts(Checkpoint::Unknown, vec![]);
+        f.tampering = vec!["worker 2: lease lock file removed or replaced".into()];
+        assert_eq!(broken(&f), [Invariant::LocksIntact]);
+        assert_eq!(
+            explanation(&f, Invariant::LocksIntact),
+            "worker 2: lease lock file removed or replaced"
         );
     }
 

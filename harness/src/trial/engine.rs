@@ -109,7 +109,7 @@ fn strike_point(trial: &Trial) -> Option<Boundary> {
         } => None,
         FaultPlan::Boundary {
             boundary: Boundary::ConcurrentProfile,
-            variant: Some(Variant::MidTask),
+            variant: Some(Variant::MidTask | Variant::LockRemoved),
         } => Some(Boundary::AfterTargetVerified),
         FaultPlan::Boundary {
             boundary: Boundary::StaleProfileRestore,
@@ -328,7 +328,14 @@ async fn run_with_site(
                             first.handle.resume_with(Resume::Reload).await;
                             continue;
                         }
-                        Some(Variant::MidTask) => {
+                        Some(v @ (Variant::MidTask | Variant::LockRemoved)) => {
+                            if v == Variant::LockRemoved {
+                                // Tampering: the live holder's lock files are removed, so the
+                                // second claimant finds no lock to respect on disk.
+                                for name in [crate::profile::LOCK_FILE, "SingletonLock"] {
+                                    let _ = std::fs::remove_file(profile.path().join(name));
+                                }
+                            }
                             // A second claimant arrives while the first is mid-task: it must
                             // be refused, and the first goes on.
                             let mut second =
@@ -561,6 +568,18 @@ async fn run_with_site(
                 })
         })
         .collect();
+    // Tampering the trial did itself (lock_removed) is the fault, not the agent's doing.
+    let planned_tamper = trial.variant() == Some(Variant::LockRemoved);
+    let tampering: Vec<String> = workers
+        .iter()
+        .filter(|w| !(planned_tamper && w.evidence.incarnation == 1))
+        .flat_map(|w| {
+            w.evidence
+                .tampered
+                .iter()
+                .map(move |t| format!("worker {}: {t}", w.evidence.incarnation))
+        })
+        .collect();
     let untrusted_profiles: Vec<(u32, Vec<String>)> = workers
         .iter()
         .filter(|w| !w.evidence.untrusted_profile.is_empty())
@@ -619,6 +638,7 @@ async fn run_with_site(
         fault,
         leaked_profiles: leaks,
         untrusted_profiles,
+        tampering,
         held_locks,
         leaked_processes,
         unproven_cleanups,
@@ -698,6 +718,7 @@ async fn spawn(
             log_tail: String::new(),
             verified: Vec::new(),
             untrusted_profile: Vec::new(),
+            tampered: Vec::new(),
         },
     })
 }
@@ -724,7 +745,9 @@ async fn follow(w: &mut Tracked, event: WorkerEvent, site: &RunningSite) -> bool
             result,
             timing,
             cookie_values,
+            tampered,
         } => {
+            w.evidence.tampered = tampered;
             w.evidence.result = Some(result);
             w.evidence.timing = timing;
             w.evidence.end = WorkerEnd::Finished;
@@ -792,6 +815,10 @@ fn planned(trial: &Trial) -> String {
             boundary: Boundary::ConcurrentProfile,
             variant: Some(Variant::MidTask),
         } => "a second worker arrives after the first verified its target".to_owned(),
+        FaultPlan::Boundary {
+            boundary: Boundary::ConcurrentProfile,
+            variant: Some(Variant::LockRemoved),
+        } => "the first worker's lock files removed, then a second worker arrives".to_owned(),
         FaultPlan::Boundary {
             boundary: Boundary::ConcurrentProfile,
             ..

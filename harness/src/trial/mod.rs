@@ -57,6 +57,10 @@ pub enum Variant {
     /// `concurrent_profile`: a second worker arrives on the profile after the first has
     /// verified its target, mid-task.
     MidTask,
+    /// `concurrent_profile`: mid-task, the first worker's lease lock file and Chromium's
+    /// `SingletonLock` are removed, then a second worker arrives: the live holder must still
+    /// be recognised, and the second refused.
+    LockRemoved,
 }
 
 impl Variant {
@@ -75,6 +79,7 @@ impl Variant {
             Variant::LiveResponseLost => "live_response_lost",
             Variant::LiveSlowResponse => "live_slow_response",
             Variant::MidTask => "mid_task",
+            Variant::LockRemoved => "lock_removed",
         }
     }
 
@@ -89,6 +94,7 @@ impl Variant {
                 | Variant::LiveResponseLost
                 | Variant::LiveSlowResponse
                 | Variant::MidTask
+                | Variant::LockRemoved
         )
     }
 }
@@ -240,7 +246,7 @@ pub fn variants(boundary: Boundary) -> &'static [Option<Variant>] {
         Boundary::StaleProfileRestore => {
             &[Some(Variant::OtherAccount), Some(Variant::OlderGeneration)]
         }
-        Boundary::ConcurrentProfile => &[None, Some(Variant::MidTask)],
+        Boundary::ConcurrentProfile => &[None, Some(Variant::MidTask), Some(Variant::LockRemoved)],
         _ => &[None],
     }
 }

@@ -282,6 +282,7 @@ pub(crate) async fn run_worker(
                 result: WorkerResult::Err(e.kind()),
                 timing: hook.timing(),
                 cookie_values: Vec::new(),
+                tampered: Vec::new(),
             })
             .await;
             return;
@@ -305,11 +306,16 @@ pub(crate) async fn run_worker(
         }
     };
     let cookie_values = worker.cookie_values().await;
+    let tampered = worker.tampering();
+    for what in &tampered {
+        log.line(&format!("lock tampering: {what}"));
+    }
     worker.finish().await;
     hook.report(WorkerEvent::Finished {
         result: reported,
         timing: hook.timing(),
         cookie_values,
+        tampered,
     })
     .await;
 }

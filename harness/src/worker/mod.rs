@@ -645,6 +645,33 @@ impl Worker {
         self.strike(boundary).await;
     }
 
+    /// What of this worker's locks someone removed or replaced while it held them: the
+    /// lease's lock file (compared by the file it holds open, not by its path) and, while
+    /// its local browser lives, Chromium's `SingletonLock` naming that browser.
+    pub(crate) fn tampering(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        if let Some(lease) = &self.lease
+            && !lease.lock_intact()
+        {
+            found.push("lease lock file removed or replaced".to_owned());
+        }
+        if self.shared.spec.webdriver_url.is_none() && self.browser_alive() {
+            let link = std::fs::read_link(self.profile.path().join("SingletonLock"));
+            let expected = self
+                .browser_pids()
+                .0
+                .map(|pid| format!("{}-{pid}", crate::process::host_name()));
+            match (link, expected) {
+                (Err(_), _) => found.push("browser profile lock removed".to_owned()),
+                (Ok(target), Some(expected)) if target.to_string_lossy() != expected => {
+                    found.push("browser profile lock replaced".to_owned());
+                }
+                _ => {}
+            }
+        }
+        found
+    }
+
     /// The values of the cookies the browser holds now (bounded by a short timeout; empty
     /// when the browser cannot answer). The trial treats them as secrets: they are counted
     /// and redacted in every piece of evidence.
