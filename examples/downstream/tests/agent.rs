@@ -39,10 +39,20 @@ async fn send_hello(w: &mut Worker) -> TaskResult {
             p.click("button#send").await
         })
         .confirm(|p, key| async move {
+            // The message on the page, a stale object, or an error page: the last says
+            // nothing of whether the message was sent, so the protocol reconciles.
             let sent = format!("[data-sent-key=\"{key}\"]");
-            match p.wait_for_any(&[&sent, "body[data-page=stale]"]).await? {
+            let answers = [
+                sent.as_str(),
+                "body[data-page=stale]",
+                "body[data-page=unavailable]",
+            ];
+            match p.wait_for_any(&answers).await? {
                 0 => Ok(()),
-                _ => Err(SafeStop::StaleTarget.into()),
+                1 => Err(SafeStop::StaleTarget.into()),
+                _ => Err(TaskError::UnexpectedReply {
+                    what: "the send (an error page)",
+                }),
             }
         })
         .reconcile(|p, key| p.effect_status(key))
@@ -50,10 +60,12 @@ async fn send_hello(w: &mut Worker) -> TaskResult {
         .await
 }
 
-/// A deliberately faulty agent: it never asks the site who it is signed in as, and its
-/// "verification" only checks that the send form is there. After a crash, when an older
-/// backup signed in as another account replaces the profile, it sends under that account:
-/// `send_hello_unprobed::stale_profile_restore::other_account` fails on `no_wrong_account`.
+/// A deliberately faulty agent: it never checks its profile or asks the site who it is
+/// signed in as, and its "verification" only checks that the send form is there. After a
+/// crash, when an older backup signed in as another account replaces the profile, it sends
+/// under that account: `send_hello_unprobed::stale_profile_restore::other_account` fails on
+/// `no_wrong_account` (and `profile_trusted`: it acted on a rolled-back profile, which also
+/// fails its `older_generation` trial).
 #[browser_fault(at = "stale_profile_restore", effects = "42")]
 async fn send_hello_unprobed(w: &mut Worker) -> TaskResult {
     let route = format!("/threads/{THREAD}");

@@ -111,7 +111,18 @@ pub struct DriverStart {
     group: Option<u32>,
     port: mpsc::Receiver<u16>,
     chrome: PathBuf,
+    chromedriver: PathBuf,
+    tmp_dir: PathBuf,
+    own_process_group: bool,
 }
+
+/// How many times a chromedriver that exits before it listens is started again.
+///
+/// With `--port=0` chromedriver takes a free IPv4 port, then binds the same port on `::1`
+/// and exits when that one is taken. With two matrices on one machine (dozens of browsers
+/// and drivers, each with loopback sockets) that happened about once in 300 trials, as a
+/// worker whose chromedriver "did not become ready" 100 ms after its start.
+const DRIVER_STARTS: u32 = 3;
 
 impl DriverStart {
     /// Spawns chromedriver (`--port=0`, `TMPDIR` = `tmp_dir`) and starts reading the port it
@@ -121,29 +132,46 @@ impl DriverStart {
         tmp_dir: &Path,
         options: &BrowserOptions,
     ) -> Result<DriverStart, BrowserError> {
-        let mut cmd = Command::new(&binaries.chromedriver);
-        cmd.arg("--port=0")
-            .env("TMPDIR", tmp_dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        if options.own_process_group {
-            cmd.process_group(0);
-        }
-        let mut child = cmd.spawn().map_err(BrowserError::DriverStart)?;
-        let group = options.own_process_group.then_some(child.id());
-        let Some(stdout) = child.stdout.take() else {
-            kill_child(&mut child, group);
-            return Err(BrowserError::DriverStart(std::io::Error::other(
-                "no stdout",
-            )));
-        };
+        let (child, group, port) =
+            start_chromedriver(&binaries.chromedriver, tmp_dir, options.own_process_group)?;
         Ok(DriverStart {
             child: Some(child),
             group,
-            port: read_port(stdout),
+            port,
             chrome: binaries.chrome.clone(),
+            chromedriver: binaries.chromedriver.clone(),
+            tmp_dir: tmp_dir.to_owned(),
+            own_process_group: options.own_process_group,
         })
+    }
+
+    /// Waits for the port chromedriver listens on, starting it again when it exits first.
+    async fn port(&mut self, within: Duration) -> Result<u16, BrowserError> {
+        let deadline = Instant::now() + within;
+        for attempt in 1..=DRIVER_STARTS {
+            let rx = std::mem::replace(&mut self.port, mpsc::channel().1);
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            let got = tokio::task::spawn_blocking(move || rx.recv_timeout(remaining)).await;
+            match got {
+                Ok(Ok(port)) => return Ok(port),
+                // Its stdout closed before the port line: it exited. Start another.
+                Ok(Err(mpsc::RecvTimeoutError::Disconnected)) if attempt < DRIVER_STARTS => {
+                    if let Some(mut old) = self.child.take() {
+                        kill_child(&mut old, self.group);
+                    }
+                    let (child, group, port) = start_chromedriver(
+                        &self.chromedriver,
+                        &self.tmp_dir,
+                        self.own_process_group,
+                    )?;
+                    self.child = Some(child);
+                    self.group = group;
+                    self.port = port;
+                }
+                _ => break,
+            }
+        }
+        Err(BrowserError::DriverNotReady(within))
     }
 
     /// Waits until chromedriver answers, then has it launch Chromium on `profile_dir`.
@@ -153,15 +181,7 @@ impl DriverStart {
         options: &BrowserOptions,
     ) -> Result<Browser, BrowserError> {
         let ready_within = Duration::from_secs(20);
-        let port_rx = std::mem::replace(&mut self.port, mpsc::channel().1);
-        let port = match tokio::task::spawn_blocking(move || {
-            port_rx.recv_timeout(ready_within).ok()
-        })
-        .await
-        {
-            Ok(Some(port)) => port,
-            _ => return Err(BrowserError::DriverNotReady(ready_within)),
-        };
+        let port = self.port(ready_within).await?;
         let status = tokio::task::spawn_blocking(move || wait_ready(port, ready_within)).await;
         if !matches!(status, Ok(true)) {
             return Err(BrowserError::DriverNotReady(ready_within));
@@ -183,6 +203,32 @@ impl DriverStart {
             profile_dir: profile_dir.to_owned(),
         })
     }
+}
+
+/// Spawns chromedriver on `--port=0` and a thread that reads the port from its stdout.
+fn start_chromedriver(
+    chromedriver: &Path,
+    tmp_dir: &Path,
+    own_process_group: bool,
+) -> Result<(Child, Option<u32>, mpsc::Receiver<u16>), BrowserError> {
+    let mut cmd = Command::new(chromedriver);
+    cmd.arg("--port=0")
+        .env("TMPDIR", tmp_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    if own_process_group {
+        cmd.process_group(0);
+    }
+    let mut child = cmd.spawn().map_err(BrowserError::DriverStart)?;
+    let group = own_process_group.then_some(child.id());
+    let Some(stdout) = child.stdout.take() else {
+        kill_child(&mut child, group);
+        return Err(BrowserError::DriverStart(std::io::Error::other(
+            "no stdout",
+        )));
+    };
+    Ok((child, group, read_port(stdout)))
 }
 
 impl Drop for DriverStart {
