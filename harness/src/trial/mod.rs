@@ -6,6 +6,7 @@
 //! filters, nextest partitions and JUnit reports stay meaningful from run to run.
 
 mod engine;
+mod faults;
 mod settings;
 pub(crate) mod spawn;
 mod sweep;

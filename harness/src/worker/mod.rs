@@ -7,10 +7,12 @@
 
 mod effect;
 mod error;
+mod fault_point;
+mod locks;
 mod page;
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -20,8 +22,12 @@ pub use effect::{EffectStatus, SideEffect};
 pub use error::{FailureKind, Outcome, SafeStop, TaskError, TaskResult, WorkerResult};
 pub use page::{Identity, Page, Target};
 
+pub(crate) use fault_point::strike;
+use fault_point::{cookie_values, report_strike, take_screenshot};
+use locks::recover_stale_singleton_lock;
+
 use crate::browser::{Browser, BrowserBinaries, BrowserOptions, SessionRegistry, SessionToken};
-use crate::fault::{FaultHook, Resume, ScreenshotRef, WorkerEvent};
+use crate::fault::{FaultHook, ScreenshotRef, WorkerEvent};
 use crate::journal::{
     BrowserSessionRecord, Checkpoint, Journal, RequestKey, SideEffectRecord, TransitionError,
 };
@@ -744,97 +750,6 @@ impl JournalHandle<'_> {
     }
 }
 
-pub(crate) async fn strike(shared: &Shared, token: Option<SessionToken>, boundary: Boundary) {
-    if !shared.fault.is_armed_for(boundary) {
-        return;
-    }
-    let screenshot = take_screenshot(shared, token, boundary).await;
-    report_strike(shared, token, boundary, screenshot).await;
-}
-
-async fn take_screenshot(
-    shared: &Shared,
-    token: Option<SessionToken>,
-    boundary: Boundary,
-) -> Option<ScreenshotRef> {
-    let driver = token.and_then(|t| shared.registry.driver(t).ok())?;
-    let dir = shared.fault.screenshot_dir()?;
-    let png = tokio::time::timeout(Duration::from_secs(5), driver.screenshot_as_png())
-        .await
-        .ok()?
-        .ok()?;
-    save_screenshot(dir, &shared.spec, boundary, &png)
-}
-
-async fn report_strike(
-    shared: &Shared,
-    token: Option<SessionToken>,
-    boundary: Boundary,
-    screenshot: Option<ScreenshotRef>,
-) {
-    let pid = token.and_then(|t| {
-        shared
-            .registry
-            .with_browser(t, Browser::browser_pid)
-            .ok()
-            .flatten()
-    });
-    // After a click the site may hold the navigation, and every command would wait on it:
-    // the recovery worker reports the cookies of the same profile at its end instead.
-    let cookies = if boundary == Boundary::AfterClick {
-        Vec::new()
-    } else {
-        cookie_values(shared, token).await
-    };
-    shared.log.line(&format!("fault point {boundary} reached"));
-    let word = shared
-        .fault
-        .strike(boundary, screenshot, pid, cookies)
-        .await;
-    if word == Resume::Reload
-        && let Some(driver) = token.and_then(|t| shared.registry.driver(t).ok())
-    {
-        // The world changed while the worker waited; its tab shows the new world.
-        let _ = tokio::time::timeout(shared.spec.step_timeout, driver.refresh()).await;
-        shared.log.line("the page was reloaded under the worker");
-    }
-}
-
-/// The shortest cookie value treated as a secret: shorter ones (`1`, `yes`, a consent flag)
-/// would redact ordinary words.
-const MIN_SECRET_LEN: usize = 8;
-
-async fn cookie_values(shared: &Shared, token: Option<SessionToken>) -> Vec<String> {
-    let Some(driver) = token.and_then(|t| shared.registry.driver(t).ok()) else {
-        return Vec::new();
-    };
-    match tokio::time::timeout(Duration::from_secs(2), driver.get_all_cookies()).await {
-        Ok(Ok(cookies)) => cookies
-            .into_iter()
-            .map(|c| c.value)
-            .filter(|v| v.len() >= MIN_SECRET_LEN)
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-fn save_screenshot(
-    dir: &Path,
-    spec: &WorkerSpec,
-    boundary: Boundary,
-    png: &[u8],
-) -> Option<ScreenshotRef> {
-    use sha2::Digest;
-    let file = format!("w{}-{}.png", spec.incarnation, boundary);
-    std::fs::create_dir_all(dir).ok()?;
-    std::fs::write(dir.join(&file), png).ok()?;
-    let sha256 = sha2::Sha256::digest(png)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    Some(ScreenshotRef { file, sha256 })
-}
-
 /// Where a worker's browser session comes from.
 enum Endpoint<'a> {
     /// A chromedriver this worker started (and that is coming up).
@@ -845,38 +760,6 @@ enum Endpoint<'a> {
 
 fn short(run_id: &str) -> &str {
     &run_id[..run_id.len().min(12)]
-}
-
-/// Chromium's `SingletonLock` is a symlink to `<host>-<pid>`. A lock whose owner is dead on
-/// this host is stale and removed (with its `SingletonSocket`/`SingletonCookie`); a lock
-/// held by a live process, or by another host, is refused.
-fn recover_stale_singleton_lock(profile: &Path) -> Result<(), TaskError> {
-    let lock = profile.join("SingletonLock");
-    let Ok(target) = std::fs::read_link(&lock) else {
-        return Ok(());
-    };
-    let target = target.to_string_lossy().into_owned();
-    let (host, pid) = target.rsplit_once('-').ok_or(SafeStop::ProfileInUse)?;
-    let pid: u32 = pid.parse().map_err(|_| SafeStop::ProfileInUse)?;
-    let this_host = crate::process::host_name();
-    // A live pid owns the lock only if it started before the lock was made: the dead
-    // owner's pid may already belong to a newer process (`pid_max` is small, browsers many).
-    let made = std::fs::symlink_metadata(&lock)
-        .and_then(|m| m.modified())
-        .ok();
-    let started_before = match (crate::process::process_start_time(pid), made) {
-        // Ticks and the boot time are both rounded down: the owner's start, so computed,
-        // is never later than the lock (a pid takes far longer than that to come round).
-        (Some(started), Some(made)) => started <= made,
-        _ => true,
-    };
-    if host != this_host || (crate::process::pid_alive(pid) && started_before) {
-        return Err(SafeStop::ProfileInUse.into());
-    }
-    for name in ["SingletonLock", "SingletonSocket", "SingletonCookie"] {
-        let _ = std::fs::remove_file(profile.join(name));
-    }
-    Ok(())
 }
 
 /// Whether a finding makes the profile untrustworthy (what `require_trusted_profile` refuses).
