@@ -20,9 +20,9 @@ fn is_retired<T: std::fmt::Debug>(r: Result<T, TaskError>) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timed_out_step_retires_its_session_kills_its_browser_and_disarms_the_old_page() {
     let mut rig = Rig::new("timeout").await;
-    // Short enough to time out quickly, long enough that signing in never does, even with a
-    // second matrix running on the same two cores (1 s did, once, under that load).
-    rig.spec.step_timeout = Duration::from_secs(4);
+    // Long enough that no other step times out with two matrices running on the same two
+    // cores (1 s and then 4 s did, under that load: a fill types one key per command).
+    rig.spec.step_timeout = Duration::from_secs(15);
     let mut w = Worker::start_standalone(rig.spec.clone()).await.unwrap();
     let page = open_signed_in(&mut w, ROUTE).await.unwrap();
     let (Some(browser), Some(driver)) = w.browser_pids() else {
