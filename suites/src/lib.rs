@@ -261,11 +261,11 @@ pub async fn route_only(w: &mut Worker) -> TaskResult {
         .await
 }
 
-/// Bug zoo: never observes the site's answer (no confirm step), so it journals
-/// `REMOTE_CONFIRMED` the moment its click is dispatched. When the request is lost on the
-/// wire, the journal and the worker's word claim an effect the site never accepted: caught
-/// by `ambiguity_visible` and `claims_match_facts` at `after_click::live_request_lost`, in
-/// every run.
+/// Bug zoo: never looks at what the site answered. It waits until some answer page has
+/// loaded (so the request did go out), never reads it, has no confirm step, and journals
+/// `REMOTE_CONFIRMED` all the same. When the request is lost on the wire, the journal and
+/// the worker's word claim an effect the site never accepted: caught by `ambiguity_visible`
+/// and `claims_match_facts` at `after_click::live_request_lost`, in every run.
 pub async fn unobservant(w: &mut Worker) -> TaskResult {
     let route = format!("/threads/{THREAD}");
     w.require_trusted_profile()?;
@@ -278,7 +278,16 @@ pub async fn unobservant(w: &mut Worker) -> TaskResult {
         .act(|p, key| async move {
             p.fill("#request-key", key.as_str()).await?;
             p.fill("#body", "hello").await?;
-            p.click("button#send").await
+            p.click("button#send").await?;
+            // The bug: whichever answer loaded, it is taken as success.
+            let sent = format!("[data-sent-key=\"{key}\"]");
+            p.wait_for_any(&[
+                sent.as_str(),
+                "body[data-page=stale]",
+                "body[data-page=unavailable]",
+            ])
+            .await
+            .map(drop)
         })
         .reconcile(|p, key| p.effect_status(key))
         .run()
