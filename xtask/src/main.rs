@@ -214,9 +214,9 @@ fn drill() -> Result<(), u8> {
     let wall = started.elapsed();
     let mut failed = !ok;
     println!(
-        "\nboundary × verdict (F = the fault struck, W = no wrong account, D = no duplicate, A = ambiguity visible, R = recover or stop safely, L = no leak, S = no secret, C = claims match facts, O = no wrong object)\n"
+        "\nboundary × verdict (F = the fault struck, W = no wrong account, D = no duplicate, A = ambiguity visible, R = recover or stop safely, L = no leak, S = no secret, C = claims match facts, O = no wrong object, P = profile trusted, K = locks intact)\n"
     );
-    println!("  {:<58} F  W D A R L S C O  recovery", "trial");
+    println!("  {:<58} F  W D A R L S C O P K  recovery", "trial");
     let mut t = Totals::default();
     for (_, trial) in DRILL {
         let path = out
@@ -248,6 +248,8 @@ fn drill() -> Result<(), u8> {
             "no_secret_in_evidence",
             "claims_match_facts",
             "no_wrong_object",
+            "profile_trusted",
+            "locks_intact",
         ]
         .iter()
         .map(|n| held(n))
