@@ -320,18 +320,9 @@ pub const REDACTED: &str = "[REDACTED]";
 /// `text` with every occurrence of `secrets` replaced by [`REDACTED`], and how many there
 /// were. Longer secrets first, so a secret that contains another is replaced whole.
 pub fn redact(text: &str, secrets: &[String]) -> (String, usize) {
-    let mut sorted: Vec<&String> = secrets.iter().filter(|s| !s.is_empty()).collect();
-    sorted.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    let mut out = text.to_owned();
-    let mut found = 0;
-    for s in sorted {
-        let n = out.matches(s.as_str()).count();
-        if n > 0 {
-            found += n;
-            out = out.replace(s.as_str(), REDACTED);
-        }
-    }
-    (out, found)
+    let (bytes, found) = redact_bytes(text.as_bytes(), secrets);
+    // Whole UTF-8 sequences are replaced by ASCII: the result is still UTF-8.
+    (String::from_utf8_lossy(&bytes).into_owned(), found)
 }
 
 fn redact_bytes(bytes: &[u8], secrets: &[String]) -> (Vec<u8>, usize) {

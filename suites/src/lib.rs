@@ -43,15 +43,19 @@ pub async fn send_hello_as(w: &mut Worker, effect: &str) -> TaskResult {
     w.side_effect(effect)
         .args(format!("thread={THREAD};body=hello"))
         .verify(move |p| p.expect_target(target.clone()))
-        .act(|p, key| async move {
-            p.fill("#request-key", key.as_str()).await?;
-            p.fill("#body", "hello").await?;
-            p.click("button#send").await
-        })
+        .act(send_form)
         .confirm(observe_sent)
         .reconcile(|p, key| p.effect_status(key))
         .run()
         .await
+}
+
+/// Fills the send form with the request key and "hello", and clicks Send: every agent's
+/// action step.
+pub async fn send_form(p: Page, key: RequestKey) -> Result<(), TaskError> {
+    p.fill("#request-key", key.as_str()).await?;
+    p.fill("#body", "hello").await?;
+    p.click("button#send").await
 }
 
 /// Observes the site's answer to a send: the message with this key on the page; a stale
@@ -82,20 +86,15 @@ pub async fn blind_retry(w: &mut Worker) -> TaskResult {
     open_signed_in(w, &route).await?;
     w.probe_identity().await?;
     let target = w.target().route(&route).object(THREAD);
-    let send = |p: Page, key: RequestKey| async move {
-        p.fill("#request-key", key.as_str()).await?;
-        p.fill("#body", "hello").await?;
-        p.click("button#send").await
-    };
     w.side_effect("send-hello")
         .args(format!("thread={THREAD};body=hello"))
         .verify(move |p| p.expect_target(target.clone()))
-        .act(send)
+        .act(send_form)
         .confirm(|p, key| p.wait_for(&format!("[data-sent-key=\"{key}\"]")))
         .reconcile(move |p, key| async move {
             // The bug: no read-only check, just send again and call it done.
             p.goto(&format!("/threads/{THREAD}")).await?;
-            send(p.clone(), key.clone()).await?;
+            send_form(p.clone(), key.clone()).await?;
             // Wait for the second copy: the first is on the page already.
             p.wait_for(&format!(
                 "[data-sent-key=\"{key}\"] ~ [data-sent-key=\"{key}\"]"
@@ -117,11 +116,7 @@ pub async fn trusting(w: &mut Worker) -> TaskResult {
     w.side_effect("send-hello")
         .args(format!("thread={THREAD};body=hello"))
         .verify(|p| p.wait_for("#send-form"))
-        .act(|p, key| async move {
-            p.fill("#request-key", key.as_str()).await?;
-            p.fill("#body", "hello").await?;
-            p.click("button#send").await
-        })
+        .act(send_form)
         .confirm(|p, key| p.wait_for(&format!("[data-sent-key=\"{key}\"]")))
         .reconcile(|p, key| p.effect_status(key))
         .run()
@@ -250,11 +245,7 @@ pub async fn route_only(w: &mut Worker) -> TaskResult {
     w.side_effect("send-hello")
         .args(format!("thread={THREAD};body=hello"))
         .verify(move |p| p.expect_target(target.clone()))
-        .act(|p, key| async move {
-            p.fill("#request-key", key.as_str()).await?;
-            p.fill("#body", "hello").await?;
-            p.click("button#send").await
-        })
+        .act(send_form)
         .confirm(observe_sent)
         .reconcile(|p, key| p.effect_status(key))
         .run()
@@ -276,9 +267,7 @@ pub async fn unobservant(w: &mut Worker) -> TaskResult {
         .args(format!("thread={THREAD};body=hello"))
         .verify(move |p| p.expect_target(target.clone()))
         .act(|p, key| async move {
-            p.fill("#request-key", key.as_str()).await?;
-            p.fill("#body", "hello").await?;
-            p.click("button#send").await?;
+            send_form(p.clone(), key.clone()).await?;
             // The bug: whichever answer loaded, it is taken as success.
             let sent = format!("[data-sent-key=\"{key}\"]");
             p.wait_for_any(&[

@@ -134,6 +134,23 @@ pub(crate) fn run(cmd: &mut Command) -> bool {
     cmd.status().map(|s| s.success()).unwrap_or(false)
 }
 
+/// `cargo test -q -p browser-fault-suites --test reference` in `ws`, snapshots off: the
+/// reference agent's matrix, as the drill, the matrix and the soak run it.
+pub(crate) fn reference_matrix(ws: &Path) -> Command {
+    let mut cmd = cargo();
+    cmd.current_dir(ws)
+        .args([
+            "test",
+            "-q",
+            "-p",
+            "browser-fault-suites",
+            "--test",
+            "reference",
+        ])
+        .env("BROWSER_FAULT_SNAPSHOTS", "");
+    cmd
+}
+
 pub(crate) fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
@@ -161,17 +178,7 @@ fn matrix(n: usize) -> Result<(), u8> {
     let started = Instant::now();
     for i in 1..=n {
         eprintln!("matrix: round {i} of {n}");
-        let ok = run(cargo()
-            .current_dir(&ws)
-            .args([
-                "test",
-                "-q",
-                "-p",
-                "browser-fault-suites",
-                "--test",
-                "reference",
-            ])
-            .env("BROWSER_FAULT_SNAPSHOTS", ""));
+        let ok = run(&mut reference_matrix(&ws));
         if !ok {
             eprintln!("matrix: round {i} failed: a flaky trial is a bug in the harness");
             return Err(1);
@@ -195,21 +202,10 @@ fn drill() -> Result<(), u8> {
     }
     println!();
     let started = Instant::now();
-    let mut cmd = cargo();
-    cmd.current_dir(&ws)
-        .args([
-            "test",
-            "-q",
-            "-p",
-            "browser-fault-suites",
-            "--test",
-            "reference",
-            "--",
-            "--exact",
-        ])
+    let mut cmd = reference_matrix(&ws);
+    cmd.args(["--", "--exact"])
         .args(DRILL.iter().map(|(_, t)| *t))
-        .env("BROWSER_FAULT_OUT", &out)
-        .env("BROWSER_FAULT_SNAPSHOTS", "");
+        .env("BROWSER_FAULT_OUT", &out);
     let ok = run(&mut cmd);
     let wall = started.elapsed();
     let mut failed = !ok;

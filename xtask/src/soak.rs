@@ -40,15 +40,7 @@ impl Totals {
 
 pub(crate) fn soak(ws: &Path, rounds: usize, load: bool) -> Result<(), u8> {
     // Build once, so that neither stream measures a compile.
-    if !super::run(super::cargo().current_dir(ws).args([
-        "test",
-        "-q",
-        "-p",
-        "browser-fault-suites",
-        "--test",
-        "reference",
-        "--no-run",
-    ])) {
+    if !super::run(super::reference_matrix(ws).arg("--no-run")) {
         return Err(1);
     }
     let out = ws.join("target/browser-fault-soak");
@@ -130,18 +122,8 @@ pub(crate) fn soak(ws: &Path, rounds: usize, load: bool) -> Result<(), u8> {
 
 /// One run of the reference matrix, evidence under `out`, snapshots off.
 fn matrix_round(ws: &Path, out: &Path) -> Round {
-    let output = super::cargo()
-        .current_dir(ws)
-        .args([
-            "test",
-            "-q",
-            "-p",
-            "browser-fault-suites",
-            "--test",
-            "reference",
-        ])
+    let output = super::reference_matrix(ws)
         .env("BROWSER_FAULT_OUT", out)
-        .env("BROWSER_FAULT_SNAPSHOTS", "")
         .stdin(Stdio::null())
         .output();
     let Ok(output) = output else {

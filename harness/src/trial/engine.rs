@@ -292,10 +292,15 @@ async fn run_with_site(
                         Some(v @ (Variant::MidTask | Variant::LockRemoved)) => {
                             if v == Variant::LockRemoved {
                                 // Tampering: the live holder's lock files are removed, so the
-                                // second claimant finds no lock to respect on disk.
-                                for name in [crate::profile::LOCK_FILE, "SingletonLock"] {
-                                    let _ = std::fs::remove_file(profile.path().join(name));
+                                // second claimant finds no lock to respect on disk. Without
+                                // the lease's lock file gone, nothing was tampered with.
+                                let lease_lock = profile.path().join(crate::profile::LOCK_FILE);
+                                if let Err(e) = std::fs::remove_file(lease_lock) {
+                                    fault.struck = false;
+                                    fault.instead =
+                                        Some(format!("the lease's lock file was not there ({e})"));
                                 }
+                                let _ = std::fs::remove_file(profile.path().join("SingletonLock"));
                             }
                             // A second claimant arrives while the first is mid-task: it must
                             // be refused, and the first goes on.
@@ -343,7 +348,7 @@ async fn run_with_site(
         ) {
             // The site's fault strikes the request itself, under a worker that lives on.
             fault.struck = !untaken;
-            fault.worker = Some(1);
+            fault.worker = fault.struck.then_some(1);
         }
         first.evidence.total_ms = ms(first.spawned.elapsed());
         first.evidence.log_tail = first.handle.log_tail();

@@ -24,7 +24,7 @@ pub use page::{Identity, Page, Target};
 
 pub(crate) use fault_point::strike;
 use fault_point::{cookie_values, report_strike, take_screenshot};
-use locks::recover_stale_singleton_lock;
+use locks::{recover_stale_singleton_lock, singleton_lock_owner};
 
 use crate::browser::{Browser, BrowserBinaries, BrowserOptions, SessionRegistry, SessionToken};
 use crate::fault::{FaultHook, ScreenshotRef, WorkerEvent};
@@ -464,7 +464,7 @@ impl Worker {
         let untrusted = self
             .findings
             .iter()
-            .filter(|f| untrusted(f))
+            .filter(|f| refusal(f).is_some())
             .map(|f| finding_name(f).to_owned())
             .collect();
         self.shared
@@ -497,18 +497,10 @@ impl Worker {
     /// Refuses to go on when the profile check found a rollback or a browser change: the
     /// profile cannot be trusted, so nothing may be done with it.
     pub fn require_trusted_profile(&self) -> Result<(), TaskError> {
-        for finding in &self.findings {
-            match finding {
-                PolicyFinding::GenerationRolledBack { .. } => {
-                    return Err(SafeStop::ProfileRolledBack.into());
-                }
-                PolicyFinding::BrowserVersionChanged { .. } => {
-                    return Err(SafeStop::BrowserVersionChanged.into());
-                }
-                _ => {}
-            }
+        match self.findings.iter().find_map(refusal) {
+            Some(stop) => Err(stop.into()),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Asks the site who this session is (`/api/me`) and refuses to go on unless it is the
@@ -662,14 +654,13 @@ impl Worker {
             found.push("lease lock file removed or replaced".to_owned());
         }
         if self.shared.spec.webdriver_url.is_none() && self.browser_alive() {
-            let link = std::fs::read_link(self.profile.path().join("SingletonLock"));
-            let expected = self
-                .browser_pids()
-                .0
-                .map(|pid| format!("{}-{pid}", crate::process::host_name()));
-            match (link, expected) {
-                (Err(_), _) => found.push("browser profile lock removed".to_owned()),
-                (Ok(target), Some(expected)) if target.to_string_lossy() != expected => {
+            let host = crate::process::host_name();
+            match (
+                singleton_lock_owner(self.profile.path()),
+                self.browser_pids().0,
+            ) {
+                (None, _) => found.push("browser profile lock removed".to_owned()),
+                (Some(owner), Some(pid)) if owner != (host, pid) => {
                     found.push("browser profile lock replaced".to_owned());
                 }
                 _ => {}
@@ -682,6 +673,10 @@ impl Worker {
     /// when the browser cannot answer). The trial treats them as secrets: they are counted
     /// and redacted in every piece of evidence.
     pub(crate) async fn cookie_values(&self) -> Vec<String> {
+        // A dead browser cannot answer; asking would only wait out the read's bound.
+        if !self.browser_alive() {
+            return Vec::new();
+        }
         cookie_values(&self.shared, self.token).await
     }
 
@@ -762,12 +757,15 @@ fn short(run_id: &str) -> &str {
     &run_id[..run_id.len().min(12)]
 }
 
-/// Whether a finding makes the profile untrustworthy (what `require_trusted_profile` refuses).
-fn untrusted(finding: &PolicyFinding) -> bool {
-    matches!(
-        finding,
-        PolicyFinding::GenerationRolledBack { .. } | PolicyFinding::BrowserVersionChanged { .. }
-    )
+/// The safe stop a finding calls for: the ones that make the profile untrustworthy (what
+/// `require_trusted_profile` refuses, and what the trial's `profile_trusted` verdict holds
+/// against a worker that acts anyway).
+fn refusal(finding: &PolicyFinding) -> Option<SafeStop> {
+    match finding {
+        PolicyFinding::GenerationRolledBack { .. } => Some(SafeStop::ProfileRolledBack),
+        PolicyFinding::BrowserVersionChanged { .. } => Some(SafeStop::BrowserVersionChanged),
+        _ => None,
+    }
 }
 
 fn finding_name(finding: &PolicyFinding) -> &'static str {
