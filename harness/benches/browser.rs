@@ -124,7 +124,7 @@ impl Bench {
             self.site.base_url(),
             Account {
                 id: demo.id.to_owned(),
-                tenant: demo.tenant.to_owned(),
+                tenant: Some(demo.tenant.to_owned()),
                 username: demo.username.to_owned(),
                 password: Secret::new(demo.password),
             },
@@ -151,7 +151,12 @@ async fn layer_round(b: &mut Bench, ops: &mut Ops) {
     let start = Instant::now();
     let w = ops.launch.time(
         start,
-        Worker::start_standalone(spec).await.expect("start worker"),
+        Worker::start_standalone(
+            spec,
+            std::sync::Arc::new(browser_fault::site::Fixture::new()),
+        )
+        .await
+        .expect("start worker"),
     );
     let page = w.page();
     let start = Instant::now();
@@ -378,10 +383,15 @@ async fn blocking_round(b: &mut Bench, blocked: &mut [(String, usize, Samples)])
 /// signed-in worker, alternating.
 async fn protocol_rounds(b: &mut Bench, rounds: usize) -> (Samples, Samples, Samples) {
     let spec = b.spec();
-    let mut w = Worker::start_standalone(spec).await.expect("start worker");
+    let mut w = Worker::start_standalone(
+        spec,
+        std::sync::Arc::new(browser_fault::site::Fixture::new()),
+    )
+    .await
+    .expect("start worker");
     let page = w.open("/threads/42").await.expect("open");
     let account = w.account().clone();
-    page.login(&account).await.expect("login");
+    page.sign_in(&account).await.expect("login");
     let (mut protocol, mut by_hand, mut alive) =
         (Samples::default(), Samples::default(), Samples::default());
     for i in 0..rounds {

@@ -18,6 +18,10 @@ pub mod site;
 pub mod trial;
 pub mod worker;
 
+/// Implements [`site::Site`] (an `async` trait) for your site's adapter: put it on the
+/// `impl` block.
+pub use async_trait::async_trait;
+
 #[doc = include_str!("macro_docs.md")]
 pub use browser_fault_macros::browser_fault;
 
@@ -54,7 +58,9 @@ pub mod prelude {
     pub use crate::browser_fault;
     pub use crate::journal::{Checkpoint, RequestKey};
     pub use crate::plan::Boundary;
+    pub use crate::site::{Identity, PageFacts, PageKind, RemoteEffect, Site, SiteError, SiteSpec};
     pub use crate::worker::{
-        EffectStatus, Outcome, Page, SafeStop, Target, TaskError, TaskResult, Worker,
+        Account, EffectStatus, Outcome, Page, SafeStop, Secret, Target, TaskError, TaskResult,
+        Worker,
     };
 }

@@ -95,13 +95,21 @@ pub fn run_trials(
     // An external site is one site for every trial: its ledger can only be read per trial
     // when trials take turns.
     let mut args = args.clone();
-    if trials
-        .iter()
-        .any(|t| !(t.scenario.site)().has_fault_knobs())
-    {
+    if trials.iter().any(|t| (t.scenario.site)().is_shared()) {
         args.test_threads = Some(1);
     }
     let args = &args;
+    // What cannot run here, and why: libtest-mimic lists an ignored test without a reason,
+    // so the reasons go to standard error (standard output is nextest's to parse).
+    let ignored: Vec<(String, &'static str)> = trials
+        .iter()
+        .filter_map(|t| t.cannot_run().map(|why| (t.name(), why)))
+        .filter(|(name, _)| {
+            args.filter
+                .as_ref()
+                .is_none_or(|f| name.contains(f.as_str()))
+        })
+        .collect();
     let tests = trials
         .into_iter()
         .map(|t| {
@@ -111,12 +119,26 @@ pub fn run_trials(
             // runs each test by its listed name with `--exact`, which must match the trial.
             // A trial that needs fault knobs the site lacks is listed, as ignored: never
             // silently dropped.
-            let unsupported = t.unsupported_by_site();
+            let unsupported = t.cannot_run().is_some();
             libtest_mimic::Trial::test(t.name(), move || run_one(&t, &settings, &gate))
                 .with_ignored_flag(unsupported)
         })
         .collect();
+    if args.list {
+        for (name, why) in &ignored {
+            eprintln!("browser-fault: {name} is ignored: {why}");
+        }
+    }
     let conclusion = libtest_mimic::run(args, tests);
+    if !args.list && !ignored.is_empty() && !args.ignored && !args.include_ignored {
+        eprintln!(
+            "browser-fault: {} trial(s) ignored, as this site cannot make their fault:",
+            ignored.len()
+        );
+        for (name, why) in &ignored {
+            eprintln!("  {name}: {why}");
+        }
+    }
     let (ran, proven) = (
         gate.ran.load(Ordering::SeqCst),
         gate.proven.load(Ordering::SeqCst),
@@ -375,7 +397,7 @@ fn run_scenario(scenario: &'static Scenario, settings: &TrialSettings) -> Vec<St
     let gate = Gate::default();
     let mut failures: Vec<String> = trial::expand(scenario)
         .iter()
-        .filter(|t| !t.unsupported_by_site())
+        .filter(|t| t.cannot_run().is_none())
         .filter_map(|t| {
             run_one(t, settings, &gate)
                 .err()

@@ -23,7 +23,12 @@ async fn a_timed_out_step_retires_its_session_kills_its_browser_and_disarms_the_
     // Long enough that no other step times out with two matrices running on the same two
     // cores (1 s and then 4 s did, under that load: a fill types one key per command).
     rig.spec.step_timeout = Duration::from_secs(15);
-    let mut w = Worker::start_standalone(rig.spec.clone()).await.unwrap();
+    let mut w = Worker::start_standalone(
+        rig.spec.clone(),
+        std::sync::Arc::new(browser_fault::site::Fixture::new()),
+    )
+    .await
+    .unwrap();
     let page = open_signed_in(&mut w, ROUTE).await.unwrap();
     let (Some(browser), Some(driver)) = w.browser_pids() else {
         panic!("a local browser names both pids");
@@ -48,7 +53,7 @@ async fn a_timed_out_step_retires_its_session_kills_its_browser_and_disarms_the_
     assert_eq!(w.browser_pids(), (None, None));
     // The timed-out caller can no longer act, whatever it tries.
     assert!(is_retired(page.goto(ROUTE).await));
-    assert!(is_retired(page.kind().await));
+    assert!(is_retired(page.read().await));
     assert!(is_retired(page.click("button#send").await));
 
     // A relaunched session works; the stale page still cannot drive it.
@@ -58,7 +63,7 @@ async fn a_timed_out_step_retires_its_session_kills_its_browser_and_disarms_the_
     };
     assert_ne!(browser2, browser);
     let fresh = open_signed_in(&mut w, ROUTE).await.unwrap();
-    assert_eq!(fresh.kind().await.unwrap().as_deref(), Some("thread"));
+    assert_eq!(fresh.read().await.unwrap().label.as_deref(), Some("thread"));
     w.probe_identity().await.unwrap();
     assert!(is_retired(page.goto(ROUTE).await));
     assert!(is_retired(page.fill("#body", "stale").await));
@@ -80,7 +85,12 @@ async fn a_timed_out_step_retires_its_session_kills_its_browser_and_disarms_the_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_browser_is_noticed_and_relaunched_on_its_profile_over_the_stale_lock() {
     let rig = Rig::new("crash").await;
-    let mut w = Worker::start_standalone(rig.spec.clone()).await.unwrap();
+    let mut w = Worker::start_standalone(
+        rig.spec.clone(),
+        std::sync::Arc::new(browser_fault::site::Fixture::new()),
+    )
+    .await
+    .unwrap();
     let page = open_signed_in(&mut w, ROUTE).await.unwrap();
     w.probe_identity().await.unwrap();
     let (Some(browser), Some(driver)) = w.browser_pids() else {
@@ -94,7 +104,7 @@ async fn a_killed_browser_is_noticed_and_relaunched_on_its_profile_over_the_stal
         "SIGKILL did not end chromium"
     );
     assert!(!w.browser_alive(), "the worker notices the dead browser");
-    let err = page.kind().await.unwrap_err();
+    let err = page.read().await.unwrap_err();
     assert!(
         matches!(err, TaskError::Browser(BrowserError::Crashed)),
         "{err:?}"
@@ -117,10 +127,10 @@ async fn a_killed_browser_is_noticed_and_relaunched_on_its_profile_over_the_stal
     let lock2 = singleton_lock(rig.profile_dir()).expect("the new browser holds the lock");
     assert!(lock2.to_string_lossy().ends_with(&format!("-{browser2}")));
     let fresh = open_signed_in(&mut w, ROUTE).await.unwrap();
-    assert_eq!(fresh.kind().await.unwrap().as_deref(), Some("thread"));
+    assert_eq!(fresh.read().await.unwrap().label.as_deref(), Some("thread"));
     w.probe_identity().await.unwrap();
     assert!(
-        is_retired(page.kind().await),
+        is_retired(page.read().await),
         "the old page is bound to the dead session"
     );
 
@@ -156,9 +166,12 @@ async fn a_lock_naming_a_live_process_is_refused_at_start_and_at_relaunch() {
     // At start: nothing is launched on a profile a live process holds.
     let holder = live_process();
     lock_with_owner(rig.profile_dir(), holder.id());
-    let err = Worker::start_standalone(rig.spec.clone())
-        .await
-        .unwrap_err();
+    let err = Worker::start_standalone(
+        rig.spec.clone(),
+        std::sync::Arc::new(browser_fault::site::Fixture::new()),
+    )
+    .await
+    .unwrap_err();
     assert!(
         matches!(err, TaskError::SafeStop(SafeStop::ProfileInUse)),
         "{err:?}"
@@ -177,7 +190,12 @@ async fn a_lock_naming_a_live_process_is_refused_at_start_and_at_relaunch() {
     // gave its lease back). The next worker is the run's next incarnation.
     let mut spec = rig.spec.clone();
     spec.incarnation = 2;
-    let mut w = Worker::start_standalone(spec).await.unwrap();
+    let mut w = Worker::start_standalone(
+        spec,
+        std::sync::Arc::new(browser_fault::site::Fixture::new()),
+    )
+    .await
+    .unwrap();
     open_signed_in(&mut w, ROUTE).await.unwrap();
     let (Some(browser), Some(driver)) = w.browser_pids() else {
         panic!("a local browser names both pids");
@@ -202,9 +220,10 @@ async fn a_lock_naming_a_live_process_is_refused_at_start_and_at_relaunch() {
         open_signed_in(&mut w, ROUTE)
             .await
             .unwrap()
-            .kind()
+            .read()
             .await
             .unwrap()
+            .label
             .as_deref(),
         Some("thread")
     );
@@ -215,7 +234,12 @@ async fn a_lock_naming_a_live_process_is_refused_at_start_and_at_relaunch() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_browser_process_outlives_a_finished_worker() {
     let rig = Rig::new("finish").await;
-    let mut w = Worker::start_standalone(rig.spec.clone()).await.unwrap();
+    let mut w = Worker::start_standalone(
+        rig.spec.clone(),
+        std::sync::Arc::new(browser_fault::site::Fixture::new()),
+    )
+    .await
+    .unwrap();
     open_signed_in(&mut w, ROUTE).await.unwrap();
     let (Some(browser), Some(driver)) = w.browser_pids() else {
         panic!("a local browser names both pids");
@@ -233,7 +257,12 @@ async fn no_browser_process_outlives_a_finished_worker() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_browser_process_outlives_a_worker_whose_browser_was_killed() {
     let rig = Rig::new("killed").await;
-    let mut w = Worker::start_standalone(rig.spec.clone()).await.unwrap();
+    let mut w = Worker::start_standalone(
+        rig.spec.clone(),
+        std::sync::Arc::new(browser_fault::site::Fixture::new()),
+    )
+    .await
+    .unwrap();
     open_signed_in(&mut w, ROUTE).await.unwrap();
     let (Some(browser), Some(driver)) = w.browser_pids() else {
         panic!("a local browser names both pids");

@@ -57,7 +57,7 @@ fn assert_sent_once(rig: &Rig) {
     assert_eq!(ledger.len(), 1, "exactly one accepted effect: {ledger:?}");
     let entry = &ledger[0];
     assert_eq!(entry.account, rig.spec.account.id);
-    assert_eq!(entry.tenant, rig.spec.account.tenant);
+    assert_eq!(Some(&entry.tenant), rig.spec.account.tenant.as_ref());
     assert_eq!(entry.object, "42");
     assert_eq!(entry.request_key, effect.request_key.as_str());
 }
@@ -65,15 +65,20 @@ fn assert_sent_once(rig: &Rig) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn signs_in_verifies_sends_once_and_journals_every_state() {
     let rig = Rig::new("journey").await;
-    let mut w = Worker::start_standalone(rig.spec.clone()).await.unwrap();
+    let mut w = Worker::start_standalone(
+        rig.spec.clone(),
+        std::sync::Arc::new(browser_fault::site::Fixture::new()),
+    )
+    .await
+    .unwrap();
     let page = w.open(ROUTE).await.unwrap();
     assert!(
-        page.is_login().await.unwrap(),
+        page.is_sign_in().await.unwrap(),
         "a fresh profile is signed out"
     );
     let account = w.account().clone();
-    page.login(&account).await.unwrap();
-    assert_eq!(page.kind().await.unwrap().as_deref(), Some("thread"));
+    page.sign_in(&account).await.unwrap();
+    assert_eq!(page.read().await.unwrap().label.as_deref(), Some("thread"));
     let me = w.probe_identity().await.unwrap();
     assert_eq!(me.account_id, "acct-test-42");
     assert!(
@@ -112,7 +117,12 @@ async fn refusal(page: &Page, target: browser_fault::worker::Target) -> Option<S
 async fn expect_target_refuses_each_mismatch_with_its_typed_safe_stop() {
     let rig = Rig::new("target").await;
     let site = rig.site.clone();
-    let mut w = Worker::start_standalone(rig.spec.clone()).await.unwrap();
+    let mut w = Worker::start_standalone(
+        rig.spec.clone(),
+        std::sync::Arc::new(browser_fault::site::Fixture::new()),
+    )
+    .await
+    .unwrap();
     let page = open_signed_in(&mut w, ROUTE).await.unwrap();
     let right = w.target().route(ROUTE).object("42").api();
 
@@ -240,7 +250,12 @@ async fn runs_the_journey_through_a_remote_webdriver_endpoint() {
     let mut rig = Rig::new("remote").await;
     let remote = RemoteDriver::start(&rig.root.path().join("rtmp"));
     rig.spec.webdriver_url = Some(format!("http://127.0.0.1:{}", remote.port));
-    let mut w = Worker::start_standalone(rig.spec.clone()).await.unwrap();
+    let mut w = Worker::start_standalone(
+        rig.spec.clone(),
+        std::sync::Arc::new(browser_fault::site::Fixture::new()),
+    )
+    .await
+    .unwrap();
     let (browser, driver) = w.browser_pids();
     assert!(browser.is_some(), "the remote session names its browser");
     assert_eq!(driver, None, "the harness did not start this chromedriver");

@@ -33,14 +33,19 @@ async fn the_first_navigation_of_concurrent_sessions_never_stalls() {
                 let prefs = rig.profile_dir().join("Default").join("Preferences");
                 tokio::spawn(async move {
                     assert!(spec.fast_first_navigation, "the fast path is the default");
-                    let mut w = Worker::start_standalone(spec).await.unwrap();
+                    let mut w = Worker::start_standalone(
+                        spec,
+                        std::sync::Arc::new(browser_fault::site::Fixture::new()),
+                    )
+                    .await
+                    .unwrap();
                     // What chromedriver wrote into the profile before launching Chromium.
                     let prefs: serde_json::Value =
                         serde_json::from_slice(&std::fs::read(prefs).unwrap()).unwrap();
                     let start = Instant::now();
                     let page = w.open("/login").await.unwrap();
                     let first = start.elapsed();
-                    assert!(page.is_login().await.unwrap());
+                    assert!(page.is_sign_in().await.unwrap());
                     let (_, driver) = w.browser_pids();
                     w.finish().await;
                     (first, prefs, driver)

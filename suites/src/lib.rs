@@ -14,14 +14,14 @@ pub const THREAD: &str = "42";
 /// interstitial it must not click through.
 pub async fn open_signed_in(w: &mut Worker, route: &str) -> Result<Page, TaskError> {
     let page = w.open(route).await?;
-    match page.kind().await?.as_deref() {
-        Some("login") => {
+    match page.read().await?.kind {
+        PageKind::SignIn => {
             let account = w.account().clone();
-            page.login(&account).await?;
+            page.sign_in(&account).await?;
             // The login form sends us back to `route`.
             Ok(w.page())
         }
-        Some("login-interstitial" | "consent") => Err(SafeStop::Interstitial.into()),
+        PageKind::Interstitial => Err(SafeStop::Interstitial.into()),
         _ => Ok(page),
     }
 }
@@ -163,7 +163,7 @@ async fn own_login(w: &mut Worker, mark: bool) -> TaskResult {
     let route = format!("/threads/{THREAD}");
     w.require_trusted_profile()?;
     let page = w.open(&route).await?;
-    if page.kind().await?.as_deref() == Some("login") {
+    if page.is_sign_in().await? {
         let account = w.account().clone();
         page.fill("#login-form input[name=username]", &account.username)
             .await?;
@@ -306,13 +306,13 @@ pub async fn stale_credential(w: &mut Worker) -> TaskResult {
     };
     let route = format!("/threads/{THREAD}");
     let mut account = w.account().clone();
-    account.password = browser_fault::worker::Secret::new(password);
+    account.password = Secret::new(password);
     loop {
         let page = w.open(&route).await?;
-        if page.kind().await?.as_deref() != Some("login") {
+        if !page.is_sign_in().await? {
             break;
         }
-        match page.login(&account).await {
+        match page.sign_in(&account).await {
             Ok(()) => break,
             // The bug: the refusal is never taken as an answer.
             Err(TaskError::SafeStop(SafeStop::NotSignedIn)) => continue,

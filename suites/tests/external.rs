@@ -1,28 +1,14 @@
-//! A site the harness did not start and cannot steer: `SiteSpec::external` with a
-//! read-only ledger. The fixture site plays the part here, started once for the whole
-//! binary and reached only through its URL and its ledger, as a user's own site would be.
-//! Trials that need fault knobs are listed as ignored; the rest must pass.
+//! A site the harness did not start: `SiteSpec::new` with the bundled site's adapter
+//! ([`Fixture`]) and its ledger read over HTTP. The fixture site plays the part here,
+//! started once for the whole binary and reached only through its URL, as a user's own site
+//! would be; the fault proxy stands between the browsers and it. The trials this site
+//! cannot make are listed as ignored, with their reason; the rest must pass.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use browser_fault::fixtures::{DEMO_ACCOUNTS, FixtureSite, SiteConfig};
 use browser_fault::prelude::*;
-use browser_fault::site::{RemoteEffect, RemoteLedger, SiteSpec};
-use browser_fault::worker::{Account, Secret};
-
-/// The ledger as a user would expose it: a read-only view.
-#[derive(Debug)]
-struct Ledger(FixtureSite);
-
-impl RemoteLedger for Ledger {
-    fn effects(&self) -> Vec<RemoteEffect> {
-        self.0
-            .ledger()
-            .into_iter()
-            .map(RemoteEffect::from)
-            .collect()
-    }
-}
+use browser_fault::site::Fixture;
 
 /// Starts the site once, on a runtime of its own that lives as long as the process.
 fn running_site() -> &'static FixtureSite {
@@ -46,16 +32,21 @@ fn running_site() -> &'static FixtureSite {
     })
 }
 
-fn external_site() -> SiteSpec {
-    let site = running_site();
-    let demo = &DEMO_ACCOUNTS[0];
-    let account = Account {
+fn account(index: usize) -> Account {
+    let demo = &DEMO_ACCOUNTS[index];
+    Account {
         id: demo.id.to_owned(),
-        tenant: demo.tenant.to_owned(),
+        tenant: Some(demo.tenant.to_owned()),
         username: demo.username.to_owned(),
         password: Secret::new(demo.password),
-    };
-    SiteSpec::external(site.base_url(), Arc::new(Ledger(site.clone())), account)
+    }
+}
+
+fn external_site() -> SiteSpec {
+    let site = running_site();
+    let adapter = Fixture::new().with_ledger_url(site.ledger_url());
+    SiteSpec::new(site.base_url(), adapter, account(0))
+        .other_account(account(1))
         .with_secrets(site.secrets())
 }
 

@@ -18,13 +18,13 @@ async fn send_hello(w: &mut Worker) -> TaskResult {
     // A profile the harness cannot vouch for (an older backup, another account) is refused.
     w.require_trusted_profile()?;
     let page = w.open(&route).await?;
-    match page.kind().await?.as_deref() {
-        Some("login") => {
+    match page.read().await?.kind {
+        PageKind::SignIn => {
             let account = w.account().clone();
-            page.login(&account).await?;
+            page.sign_in(&account).await?;
         }
         // An interstitial is never clicked through.
-        Some("login-interstitial" | "consent") => return Err(SafeStop::Interstitial.into()),
+        PageKind::Interstitial => return Err(SafeStop::Interstitial.into()),
         _ => {}
     }
     // Never trust a profile's login: ask the site who we are.
@@ -70,9 +70,9 @@ async fn send_hello(w: &mut Worker) -> TaskResult {
 async fn send_hello_unprobed(w: &mut Worker) -> TaskResult {
     let route = format!("/threads/{THREAD}");
     let page = w.open(&route).await?;
-    if page.kind().await?.as_deref() == Some("login") {
+    if page.is_sign_in().await? {
         let account = w.account().clone();
-        page.login(&account).await?;
+        page.sign_in(&account).await?;
     }
     w.side_effect("send-hello")
         .args(format!("thread={THREAD};body=hello"))

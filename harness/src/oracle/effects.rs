@@ -15,7 +15,11 @@ pub(super) fn no_wrong_account(f: &Facts) -> Verdict {
     let wrong_tenant = f
         .ledger
         .iter()
-        .filter(|e| e.account == f.expected_account && e.tenant != f.expected_tenant)
+        .filter(|e| {
+            e.account == f.expected_account
+                && f.expected_tenant.is_some()
+                && e.tenant != f.expected_tenant
+        })
         .count();
     let wrong = wrong_account + wrong_tenant;
     let explanation = if wrong == 0 {

@@ -137,8 +137,11 @@ pub struct LeakedProfile {
 pub struct Facts {
     /// The account the run had to act as.
     pub expected_account: String,
-    /// Its tenant.
-    pub expected_tenant: String,
+    /// Its tenant, on a site with tenants.
+    pub expected_tenant: Option<String>,
+    /// Why the site's ledger could not be read, when it could not: every verdict that
+    /// judges the ledger then fails, saying so.
+    pub ledger_error: Option<String>,
     /// The objects of the side effects the scenario declares, one entry per effect; `None`:
     /// one effect on an undeclared object.
     pub intended: Option<Vec<String>>,
@@ -172,7 +175,7 @@ pub struct Facts {
 
 /// Computes every verdict, in [`Invariant::ALL`] order.
 pub fn judge(f: &Facts) -> Vec<Verdict> {
-    vec![
+    let mut verdicts = vec![
         effects::no_wrong_account(f),
         effects::no_duplicate(f),
         effects::ambiguity_visible(f),
@@ -203,7 +206,23 @@ pub fn judge(f: &Facts) -> Vec<Verdict> {
                 f.tampering.join("; ")
             },
         ),
-    ]
+    ];
+    if let Some(why) = &f.ledger_error {
+        // Nothing said of the site holds when the site could not be read.
+        for v in &mut verdicts {
+            if matches!(
+                v.invariant,
+                Invariant::NoWrongAccount
+                    | Invariant::NoDuplicate
+                    | Invariant::NoWrongObject
+                    | Invariant::ClaimsMatchFacts
+            ) {
+                v.held = false;
+                v.explanation = format!("site unreachable: its ledger could not be read ({why})");
+            }
+        }
+    }
+    verdicts
 }
 
 fn profile_trusted(f: &Facts) -> Verdict {
@@ -388,7 +407,7 @@ mod tests {
             seq,
             request_key: key.into(),
             account: account.into(),
-            tenant: "tenant-a".into(),
+            tenant: Some("tenant-a".into()),
             object: "42".into(),
         }
     }
@@ -406,7 +425,8 @@ mod tests {
     fn facts(state: Checkpoint, ledger: Vec<RemoteEffect>) -> Facts {
         Facts {
             expected_account: "acct-test-42".into(),
-            expected_tenant: "tenant-a".into(),
+            expected_tenant: Some("tenant-a".into()),
+            ledger_error: None,
             intended: Some(vec!["42".into()]),
             effects: vec![effect(state)],
             ledger,

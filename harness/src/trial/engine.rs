@@ -65,9 +65,9 @@ impl TrialReport {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TrialError {
-    /// The site could not be started.
+    /// The site could not be started, reset or read before the trial.
     #[error("failed to start the site")]
-    Site(#[source] std::io::Error),
+    Site(#[source] crate::site::SiteError),
     /// The trial root or its journal could not be prepared.
     #[error("failed to prepare the trial root")]
     Setup(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -185,6 +185,7 @@ async fn run_with_site(
         step_timeout: settings.step_timeout.min(scenario.timeout),
         lease_ttl: settings.lease_ttl,
         webdriver_url: settings.webdriver_url.clone(),
+        proxy: None,
         own_process_group: true,
         fast_first_navigation: settings.fast_first_navigation,
         start_gate: false,
@@ -203,6 +204,8 @@ async fn run_with_site(
     let mut judged: Vec<JudgedWorker> = Vec::new();
     let timeout = scenario.timeout;
     let phase1 = Instant::now();
+    // Cookie values of the harness's own browsers (an account switch): secrets too.
+    let mut harness_cookies: Vec<String> = Vec::new();
     let mut fault = FaultRecord {
         planned: planned(trial),
         ..FaultRecord::default()
@@ -352,7 +355,7 @@ async fn run_with_site(
         }
         first.evidence.total_ms = ms(first.spawned.elapsed());
         first.evidence.log_tail = first.handle.log_tail();
-        first.ledger_seq_after = site.ledger_seq();
+        first.ledger_seq_after = site.ledger_seq().await;
         if !fault.struck && fault.instead.is_none() {
             fault.instead = Some(if armed.is_some() {
                 missed(&first.evidence, armed)
@@ -390,15 +393,28 @@ async fn run_with_site(
                         ));
                     }
                     if variant == Some(Variant::OtherAccount) {
-                        site.set_hazard(Hazard::AccountSwitch, true);
+                        match site.switch_profile_account(&base, root).await {
+                            Ok(cookies) => harness_cookies.extend(cookies),
+                            Err(why) => {
+                                fault.struck = false;
+                                fault.instead = Some(why);
+                            }
+                        }
                     }
                 }
                 FaultPlan::Boundary {
                     boundary: Boundary::AfterTargetVerified,
                     variant: Some(Variant::AccountSwitched),
-                } => {
-                    site.set_hazard(Hazard::AccountSwitch, true);
                 }
+                | FaultPlan::Hazard {
+                    hazard: Hazard::AccountSwitch,
+                } => match site.switch_profile_account(&base, root).await {
+                    Ok(cookies) => harness_cookies.extend(cookies),
+                    Err(why) => {
+                        fault.struck = false;
+                        fault.instead = Some(why);
+                    }
+                },
                 FaultPlan::Hazard {
                     hazard: Hazard::BrowserVersionChanged,
                 } => {
@@ -425,7 +441,12 @@ async fn run_with_site(
                         fault.instead = Some("this site cannot rotate a password".to_owned());
                     }
                 }
-                FaultPlan::Hazard { hazard } => site.set_hazard(hazard, true),
+                FaultPlan::Hazard { hazard } => {
+                    if let Err(why) = site.set_hazard(hazard, true) {
+                        fault.struck = false;
+                        fault.instead = Some(why.to_owned());
+                    }
+                }
                 _ => {}
             }
         }
@@ -451,7 +472,7 @@ async fn run_with_site(
     let oracle_started = Instant::now();
     let effects = journal.side_effects(&run_id).unwrap_or_default();
     let history = journal.history(&run_id).unwrap_or_default();
-    let ledger: Vec<RemoteEffect> = site.ledger();
+    let ledger: Vec<RemoteEffect> = site.ledger().await.unwrap_or_default();
     let sessions = journal.browser_sessions(&run_id).unwrap_or_default();
     let current_profile = sessions
         .last()
@@ -516,6 +537,7 @@ async fn run_with_site(
     for w in &workers {
         secrets.extend(w.cookies.iter().cloned());
     }
+    secrets.extend(harness_cookies);
     secrets.retain(|s| !s.is_empty());
     secrets.sort();
     secrets.dedup();
@@ -594,6 +616,7 @@ async fn run_with_site(
     let facts = Facts {
         expected_account: account.id.clone(),
         expected_tenant: account.tenant.clone(),
+        ledger_error: site.ledger_failure(),
         intended: scenario
             .effects
             .map(|objects| objects.iter().map(|o| (*o).to_owned()).collect()),
@@ -655,7 +678,7 @@ async fn spawn(
 ) -> Result<Tracked, TrialError> {
     let armed = spec.armed;
     let incarnation = spec.incarnation;
-    let ledger_seq_before = site.ledger_seq();
+    let ledger_seq_before = site.ledger_seq().await;
     let spawned = Instant::now();
     let handle = spawn_worker(
         trial.scenario,
@@ -721,7 +744,7 @@ async fn follow(w: &mut Tracked, event: WorkerEvent, site: &RunningSite) -> bool
             if !w.handle.wait_exit(Duration::from_secs(30)).await {
                 w.evidence.end = WorkerEnd::TimedOut;
             }
-            w.ledger_seq_after = site.ledger_seq();
+            w.ledger_seq_after = site.ledger_seq().await;
             return true;
         }
     }
@@ -750,7 +773,7 @@ async fn drive_to_end(w: &mut Tracked, timeout: Duration, site: &RunningSite) {
             }
         }
     }
-    w.ledger_seq_after = site.ledger_seq();
+    w.ledger_seq_after = site.ledger_seq().await;
     w.evidence.total_ms = ms(w.spawned.elapsed());
     w.evidence.log_tail = w.handle.log_tail();
 }

@@ -155,34 +155,11 @@ impl Trial {
         }
     }
 
-    /// Whether the trial needs the site's fault knobs: holding or losing a request
-    /// (`after_click`), switching the account during the crash, switching a hazard on.
-    pub fn needs_site_knobs(&self) -> bool {
-        match self.plan {
-            FaultPlan::Boundary {
-                boundary: Boundary::AfterClick,
-                ..
-            } => true,
-            FaultPlan::Boundary {
-                variant:
-                    Some(
-                        Variant::AccountSwitched
-                        | Variant::OtherAccount
-                        | Variant::LiveAccountSwitch
-                        | Variant::LiveTenantSwitch
-                        | Variant::LiveObjectSwap,
-                    ),
-                ..
-            } => true,
-            FaultPlan::Boundary { .. } => false,
-            FaultPlan::Hazard { hazard } => hazard.is_site_hazard(),
-        }
-    }
-
-    /// Whether the trial needs fault knobs that its scenario's site lacks: such a trial is
-    /// listed as ignored, never run against a site that cannot make it deterministic.
-    pub fn unsupported_by_site(&self) -> bool {
-        self.needs_site_knobs() && !(self.scenario.site)().has_fault_knobs()
+    /// Why this trial cannot run against its scenario's site (it needs a knob the site
+    /// lacks), or `None`. Such a trial is listed as ignored with this reason, never run
+    /// against a site that cannot make its fault deterministic.
+    pub fn cannot_run(&self) -> Option<&'static str> {
+        (self.scenario.site)().cannot_run(self)
     }
 
     /// Whether a correct agent acts in this trial: reaches `ACTION_SUBMITTED` in one of its

@@ -271,7 +271,9 @@ pub(crate) async fn run_worker(
     if spec.start_gate {
         hook.start_gate().await;
     }
-    let mut worker = match Worker::start(spec, hook.clone(), log.clone()).await {
+    // The scenario's site spec, built again in this role: its adapter drives the pages.
+    let site = (scenario.site)().adapter();
+    let mut worker = match Worker::start(spec, site, hook.clone(), log.clone()).await {
         Ok(w) => w,
         Err(e) => {
             log.line(&format!(

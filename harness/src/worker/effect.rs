@@ -17,7 +17,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use super::{Page, SafeStop, TaskError, TaskResult, Worker};
+use super::{Page, TaskError, TaskResult, Worker};
 use crate::browser::BrowserError;
 use crate::journal::{Checkpoint, RequestKey};
 use crate::plan::Boundary;
@@ -250,30 +250,6 @@ async fn settle(
             journal.transition(key, Checkpoint::ActionSubmitted, Checkpoint::Unknown)?;
             worker.log("reconciled: the site shows no effect; UNKNOWN");
             Ok(Outcome::Unknown)
-        }
-    }
-}
-
-impl Page {
-    /// The fixture site's read-only reconciliation (`GET /api/effects/{key}`), usable as
-    /// `.reconcile(|p, key| p.effect_status(key))`.
-    pub fn effect_status(
-        &self,
-        key: RequestKey,
-    ) -> impl Future<Output = Result<EffectStatus, TaskError>> + Send + use<> {
-        let call = self.api_get(&format!("/api/effects/{key}"));
-        async move {
-            let (status, body) = call.await?;
-            if status == 401 {
-                return Err(SafeStop::NotSignedIn.into());
-            }
-            match body.get("exists").and_then(serde_json::Value::as_bool) {
-                Some(true) => Ok(EffectStatus::Present),
-                Some(false) => Ok(EffectStatus::Absent),
-                None => Err(TaskError::UnexpectedReply {
-                    what: "the effect status",
-                }),
-            }
         }
     }
 }

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub use effect::{EffectStatus, SideEffect};
 pub use error::{FailureKind, Outcome, SafeStop, TaskError, TaskResult, WorkerResult};
-pub use page::{Identity, Page, Target};
+pub use page::{Page, Target};
 
 pub(crate) use fault_point::strike;
 use fault_point::{cookie_values, report_strike, take_screenshot};
@@ -60,10 +60,10 @@ impl fmt::Debug for Secret {
 /// The account a worker must act as.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Account {
-    /// The account id the site shows as `[data-account-id]`.
+    /// The account's id as the site names it on its pages and in its ledger.
     pub id: String,
-    /// Its tenant, shown as `[data-tenant-id]`.
-    pub tenant: String,
+    /// Its tenant, on a site that has tenants.
+    pub tenant: Option<String>,
     /// The login name.
     pub username: String,
     /// The password.
@@ -101,6 +101,9 @@ pub struct WorkerSpec {
     pub lease_ttl: Duration,
     /// A remote WebDriver endpoint instead of a local chromedriver.
     pub webdriver_url: Option<String>,
+    /// The fault proxy the browser's requests go through (`http://127.0.0.1:PORT`), loopback
+    /// included; `None`: straight to the site.
+    pub proxy: Option<String>,
     /// Whether chromedriver gets a process group of its own (off for `kill`-mode worker
     /// processes, whose whole group dies together).
     pub own_process_group: bool,
@@ -138,6 +141,7 @@ impl WorkerSpec {
             step_timeout: Duration::from_secs(20),
             lease_ttl: Duration::from_secs(120),
             webdriver_url: None,
+            proxy: None,
             own_process_group: true,
             fast_first_navigation: true,
             start_gate: false,
@@ -172,6 +176,8 @@ pub(crate) struct Shared {
     pub(crate) fault: Arc<FaultHook>,
     pub(crate) log: LogSink,
     pub(crate) journal: Journal,
+    /// The site's adapter: its sign-in, page facts, identity and effect status.
+    pub(crate) site: Arc<dyn crate::site::Site>,
     /// What the checks run since the last side effect's verify step began actually checked
     /// (see [`Page::expect_target`]).
     pub(crate) checks: Mutex<Vec<&'static str>>,
@@ -212,9 +218,18 @@ impl Worker {
     /// Starts a worker outside any trial: no fault point is armed, nobody listens, the log
     /// is kept in memory ([`Worker::log_tail`]). The run must exist in the journal and the
     /// profile in the store. For exploring a scenario, and for testing the browser layer.
-    pub async fn start_standalone(spec: WorkerSpec) -> Result<Worker, TaskError> {
+    pub async fn start_standalone(
+        spec: WorkerSpec,
+        site: Arc<dyn crate::site::Site>,
+    ) -> Result<Worker, TaskError> {
         let tail = Arc::new(Mutex::new(LogTail::default()));
-        Worker::start(spec, Arc::new(FaultHook::detached()), LogSink::Tail(tail)).await
+        Worker::start(
+            spec,
+            site,
+            Arc::new(FaultHook::detached()),
+            LogSink::Tail(tail),
+        )
+        .await
     }
 
     /// The rolling tail of this worker's log, when it keeps it in memory (a standalone or
@@ -267,6 +282,7 @@ impl Worker {
     /// dead, and launches the browser. Then the `after_profile_created` fault point.
     pub(crate) async fn start(
         spec: WorkerSpec,
+        site: Arc<dyn crate::site::Site>,
         fault: Arc<FaultHook>,
         log: LogSink,
     ) -> Result<Worker, TaskError> {
@@ -301,6 +317,7 @@ impl Worker {
             fault,
             log: log.clone(),
             journal,
+            site,
             spec,
             checks: Mutex::new(Vec::new()),
         });
@@ -335,7 +352,14 @@ impl Worker {
         // client won the race, and the timed-out step came back as a live command error.
         // The client's limit is a backstop, and must leave room to create a session under
         // load whatever the step timeout.
+        let mut extra_args = Vec::new();
+        if let Some(proxy) = &spec.proxy {
+            // Chromium goes straight to loopback unless told otherwise (`<-loopback>`).
+            extra_args.push(format!("--proxy-server={proxy}"));
+            extra_args.push("--proxy-bypass-list=<-loopback>".to_owned());
+        }
         let options = BrowserOptions {
+            extra_args,
             command_timeout: (spec.step_timeout * 2).max(BrowserOptions::default().command_timeout),
             own_process_group: spec.own_process_group,
             fast_first_navigation: spec.fast_first_navigation,
@@ -433,9 +457,14 @@ impl Worker {
         &self.shared.spec.origin
     }
 
-    /// A target pre-filled with the expected origin, account and tenant.
+    /// A target pre-filled with the expected account and, on a site with tenants, tenant.
     pub fn target(&self) -> Target {
-        Target::account(&self.shared.spec.account.id).tenant(&self.shared.spec.account.tenant)
+        let account = &self.shared.spec.account;
+        let target = Target::account(&account.id);
+        match &account.tenant {
+            Some(tenant) => target.tenant(tenant),
+            None => target,
+        }
     }
 
     /// This worker's incarnation: 1 for the first, 2 for the recovery worker, …
@@ -503,10 +532,12 @@ impl Worker {
         }
     }
 
-    /// Asks the site who this session is (`/api/me`) and refuses to go on unless it is the
+    /// Asks the site who this session is ([`Site::identity`]) and refuses to go on unless it is the
     /// expected account in the expected tenant. Run it after every login and before any side
     /// effect: a profile's login is never trusted from its directory name or its history.
-    pub async fn probe_identity(&mut self) -> Result<Identity, TaskError> {
+    ///
+    /// [`Site::identity`]: crate::site::Site::identity
+    pub async fn probe_identity(&mut self) -> Result<crate::site::Identity, TaskError> {
         let page = self.page();
         let identity = page.identity().await?;
         let expected = &self.shared.spec.account;
@@ -514,7 +545,7 @@ impl Worker {
             self.log("identity probe: another account");
             return Err(SafeStop::WrongAccount.into());
         }
-        if identity.tenant_id != expected.tenant {
+        if expected.tenant.is_some() && identity.tenant_id != expected.tenant {
             self.log("identity probe: another tenant");
             return Err(SafeStop::WrongTenant.into());
         }

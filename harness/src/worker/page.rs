@@ -1,5 +1,7 @@
-//! The page a scenario drives: navigation, auto-waiting element actions, the login helper,
-//! target verification and read-only API calls made inside the browser (with its cookies).
+//! The page a scenario drives: navigation, auto-waiting element actions, scripts and
+//! read-only API calls made inside the browser (with its cookies), and the site's own
+//! conventions (sign-in, page facts, identity, effect status) through its
+//! [`Site`](crate::site::Site) adapter.
 //!
 //! Every method returns a future that owns what it needs (`'static`), so a closure like
 //! `|p| p.click("button#send")` can hand it back directly. Every step has a timeout; on
@@ -10,22 +12,15 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use thirtyfour::prelude::*;
 
 use super::{Shared, strike};
 use crate::browser::{BrowserError, SessionToken};
+use crate::journal::RequestKey;
 use crate::plan::Boundary;
-use crate::worker::{Account, SafeStop, TaskError};
-
-/// Who the site says this session is (`/api/me`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Identity {
-    /// The account.
-    pub account_id: String,
-    /// Its tenant.
-    pub tenant_id: String,
-}
+use crate::site::{Identity, PageFacts, PageKind};
+use crate::worker::{Account, EffectStatus, SafeStop, TaskError};
 
 /// What a page must show before a side effect may be taken on it. A URL check alone is
 /// never enough: the origin, the route, the account and tenant markers, the object, the
@@ -41,14 +36,14 @@ pub struct Target {
 }
 
 impl Target {
-    /// A target acting as `account` (`[data-account-id]`).
+    /// A target acting as `account` (the page's [`PageFacts::account`]).
     pub fn account(account: &str) -> Self {
         Target {
             account: Some(account.to_owned()),
             ..Target::default()
         }
     }
-    /// The tenant the page must name (`[data-tenant-id]`).
+    /// The tenant the page must name ([`PageFacts::tenant`]).
     pub fn tenant(mut self, tenant: &str) -> Self {
         self.tenant = Some(tenant.to_owned());
         self
@@ -59,7 +54,7 @@ impl Target {
         self.route = Some(route.to_owned());
         self
     }
-    /// The object the page must show (`[data-object-id]`).
+    /// The object the page must show ([`PageFacts::object`]).
     pub fn object(mut self, object: &str) -> Self {
         self.object = Some(object.to_owned());
         self
@@ -72,25 +67,14 @@ impl Target {
     }
 }
 
-/// The markers of the current page, read in one round trip.
+/// Where the page is, read in one round trip.
 #[derive(Debug, Default, Deserialize)]
-struct Markers {
+struct Location {
     origin: String,
     path: String,
-    page: Option<String>,
-    account: Option<String>,
-    tenant: Option<String>,
-    object: Option<String>,
 }
 
-const MARKERS_JS: &str = r#"
-const b = document.body, o = document.querySelector('[data-object-id]');
-return { origin: location.origin, path: location.pathname,
-  page: b ? (b.dataset.page || null) : null,
-  account: b ? (b.dataset.accountId || null) : null,
-  tenant: b ? (b.dataset.tenantId || null) : null,
-  object: o ? o.dataset.objectId : null };
-"#;
+const LOCATION_JS: &str = "return { origin: location.origin, path: location.pathname };";
 
 /// The click is dispatched from a timer so that the command returns before the navigation
 /// it starts: chromedriver waits for a navigation that begins while it is still finishing the
@@ -366,119 +350,168 @@ impl Page {
         }
     }
 
-    async fn markers(&self) -> Result<Markers, TaskError> {
+    async fn location(&self) -> Result<Location, TaskError> {
         let ret = self
             .driver()?
-            .execute(MARKERS_JS, Vec::new())
+            .execute(LOCATION_JS, Vec::new())
             .await
             .map_err(BrowserError::from)?;
         ret.convert().map_err(|_| TaskError::UnexpectedReply {
-            what: "page markers",
+            what: "the page's location",
         })
     }
 
-    /// The page's kind (`<body data-page>`): `login`, `thread`, `consent`, …
-    pub fn kind(&self) -> impl Future<Output = Result<Option<String>, TaskError>> + Send + use<> {
+    /// Runs `script` in the page (a function body: `return …` gives the value back) and
+    /// returns its value as JSON. For a site adapter's reads; an agent's side effects go
+    /// through [`Page::click`] and [`Page::fill`].
+    pub fn script(
+        &self,
+        script: &str,
+    ) -> impl Future<Output = Result<serde_json::Value, TaskError>> + Send + use<> {
         let this = self.clone();
+        let script = script.to_owned();
         async move {
-            this.step("kind", async { Ok(this.markers().await?.page) })
-                .await
+            this.step("script", async {
+                let ret = this
+                    .driver()?
+                    .execute(&script, Vec::new())
+                    .await
+                    .map_err(BrowserError::from)?;
+                Ok(ret.json().clone())
+            })
+            .await
         }
     }
 
-    /// Whether the site shows its login form.
-    pub fn is_login(&self) -> impl Future<Output = Result<bool, TaskError>> + Send + use<> {
-        let kind = self.kind();
-        async move { Ok(kind.await?.as_deref() == Some("login")) }
+    /// The path of the current page (`/threads/42`).
+    pub fn path(&self) -> impl Future<Output = Result<String, TaskError>> + Send + use<> {
+        let this = self.clone();
+        async move { Ok(this.step("path", this.location()).await?.path) }
     }
 
-    /// Signs in as `account` through the login form, then crosses the `after_login` fault
-    /// point. A refused login is a safe stop ([`SafeStop::NotSignedIn`]).
-    pub fn login(
+    /// Deletes every cookie of the browser for the current page's site (a signed-out
+    /// browser). The profile keeps its other state.
+    pub fn delete_cookies(&self) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
+        let this = self.clone();
+        async move {
+            this.step("delete_cookies", async {
+                this.driver()?
+                    .delete_all_cookies()
+                    .await
+                    .map_err(BrowserError::from)?;
+                Ok(())
+            })
+            .await
+        }
+    }
+
+    /// What the page shows, as the site's adapter reads it ([`Site::read_page`]).
+    ///
+    /// [`Site::read_page`]: crate::site::Site::read_page
+    pub fn read(&self) -> impl Future<Output = Result<PageFacts, TaskError>> + Send + use<> {
+        let this = self.clone();
+        async move {
+            let site = this.shared.site.clone();
+            this.step("read_page", site.read_page(&this)).await
+        }
+    }
+
+    /// Whether the site shows its sign-in page.
+    pub fn is_sign_in(&self) -> impl Future<Output = Result<bool, TaskError>> + Send + use<> {
+        let read = self.read();
+        async move { Ok(read.await?.kind == PageKind::SignIn) }
+    }
+
+    /// Signs in as `account` through the site's adapter ([`Site::sign_in`]), then crosses
+    /// the `after_login` fault point. A refused sign-in is a safe stop
+    /// ([`SafeStop::NotSignedIn`]).
+    ///
+    /// [`Site::sign_in`]: crate::site::Site::sign_in
+    pub fn sign_in(
         &self,
         account: &Account,
     ) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
         let this = self.clone();
         let account = account.clone();
         async move {
-            this.fill("#login-form input[name=username]", &account.username)
-                .await?;
-            this.fill(
-                "#login-form input[name=password]",
-                account.password.expose(),
-            )
-            .await?;
-            this.click("button#login").await?;
-            // Wait for the answer: another page, or the form again with an error.
-            this.step("login", async {
-                let driver = this.driver()?;
-                let limit = this.shared.spec.step_timeout;
-                let deadline = Instant::now() + limit;
-                loop {
-                    if driver.find(By::Css("#login-error")).await.is_ok() {
-                        return Err(SafeStop::NotSignedIn.into());
-                    }
-                    let m = this.markers().await?;
-                    if m.page.as_deref() != Some("login") {
-                        return Ok(());
-                    }
-                    if Instant::now() >= deadline {
-                        return Err(TaskError::NotFound {
-                            selector: "body:not([data-page=login])".into(),
-                            after: limit,
-                        });
-                    }
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
-            })
-            .await?;
+            let site = this.shared.site.clone();
+            site.sign_in(&this, &account).await?;
             this.shared.log.line("signed in");
             strike(&this.shared, this.token, Boundary::AfterLogin).await;
             Ok(())
         }
     }
 
-    /// Checks that the page is `target`; a mismatch is a typed safe stop.
+    /// Who the site says this session is ([`Site::identity`]). Not signed in is a safe stop.
+    ///
+    /// [`Site::identity`]: crate::site::Site::identity
+    pub fn identity(&self) -> impl Future<Output = Result<Identity, TaskError>> + Send + use<> {
+        let this = self.clone();
+        async move {
+            let site = this.shared.site.clone();
+            site.identity(&this).await
+        }
+    }
+
+    /// The read-only reconciliation of an effect through the site's adapter
+    /// ([`Site::effect_status`]), usable as `.reconcile(|p, key| p.effect_status(key))`.
+    ///
+    /// [`Site::effect_status`]: crate::site::Site::effect_status
+    pub fn effect_status(
+        &self,
+        key: RequestKey,
+    ) -> impl Future<Output = Result<EffectStatus, TaskError>> + Send + use<> {
+        let this = self.clone();
+        async move {
+            let site = this.shared.site.clone();
+            site.effect_status(&this, &key).await
+        }
+    }
+
+    /// Checks that the page is `target`; a mismatch is a typed safe stop. The origin and
+    /// route are read from the browser; the kind of page, the account, tenant and object
+    /// from the site's adapter ([`Page::read`]), and, when asked, the identity from the site.
     pub fn expect_target(
         &self,
         target: Target,
     ) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
         let this = self.clone();
         async move {
-            let m = this.step("expect_target", this.markers()).await?;
-            let spec = &this.shared.spec;
-            match m.page.as_deref() {
-                Some("login") => return Err(SafeStop::NotSignedIn.into()),
-                Some("login-interstitial" | "consent") => return Err(SafeStop::Interstitial.into()),
-                Some("stale") => return Err(SafeStop::StaleTarget.into()),
-                _ => {}
+            let facts = this.read().await?;
+            match facts.kind {
+                PageKind::SignIn => return Err(SafeStop::NotSignedIn.into()),
+                PageKind::Interstitial => return Err(SafeStop::Interstitial.into()),
+                PageKind::Stale => return Err(SafeStop::StaleTarget.into()),
+                PageKind::Content => {}
             }
+            let here = this.step("expect_target", this.location()).await?;
+            let spec = &this.shared.spec;
             // What passed, for the evidence: a verification is only as good as its checks.
             let mut checked = vec!["no_interstitial"];
-            if m.origin != spec.origin {
+            if here.origin != spec.origin {
                 return Err(SafeStop::WrongRoute.into());
             }
             checked.push("origin");
             if let Some(route) = &target.route {
-                if !route_matches(&m.path, route) {
+                if !route_matches(&here.path, route) {
                     return Err(SafeStop::WrongRoute.into());
                 }
                 checked.push("route");
             }
             if let Some(account) = &target.account {
-                if m.account.as_ref() != Some(account) {
+                if facts.account.as_ref() != Some(account) {
                     return Err(SafeStop::WrongAccount.into());
                 }
                 checked.push("account");
             }
             if let Some(tenant) = &target.tenant {
-                if m.tenant.as_ref() != Some(tenant) {
+                if facts.tenant.as_ref() != Some(tenant) {
                     return Err(SafeStop::WrongTenant.into());
                 }
                 checked.push("tenant");
             }
             if let Some(object) = &target.object {
-                if m.object.as_ref() != Some(object) {
+                if facts.object.as_ref() != Some(object) {
                     return Err(SafeStop::WrongObject.into());
                 }
                 checked.push("object");
@@ -492,8 +525,8 @@ impl Page {
                 {
                     return Err(SafeStop::WrongAccount.into());
                 }
-                if target.tenant.as_ref().is_some_and(|t| *t != who.tenant_id)
-                    || m.tenant.as_ref() != Some(&who.tenant_id)
+                if target.tenant.is_some() && target.tenant != who.tenant_id
+                    || facts.tenant != who.tenant_id
                 {
                     return Err(SafeStop::WrongTenant.into());
                 }
@@ -517,7 +550,7 @@ impl Page {
             this.step("api_get", async {
                 let driver = this.driver()?;
                 let origin = &this.shared.spec.origin;
-                let here = this.markers().await?.origin;
+                let here = this.location().await?.origin;
                 if &here != origin {
                     driver
                         .goto(format!("{origin}/"))
@@ -538,18 +571,6 @@ impl Page {
                 ))
             })
             .await
-        }
-    }
-
-    /// Who the site says this session is (`GET /api/me`). Not signed in is a safe stop.
-    pub fn identity(&self) -> impl Future<Output = Result<Identity, TaskError>> + Send + use<> {
-        let call = self.api_get("/api/me");
-        async move {
-            let (status, body) = call.await?;
-            if status == 401 || status == 403 {
-                return Err(SafeStop::NotSignedIn.into());
-            }
-            serde_json::from_value(body).map_err(|_| TaskError::UnexpectedReply { what: "/api/me" })
         }
     }
 

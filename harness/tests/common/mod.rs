@@ -145,7 +145,7 @@ pub fn account() -> Account {
     let demo = &DEMO_ACCOUNTS[0];
     Account {
         id: demo.id.to_owned(),
-        tenant: demo.tenant.to_owned(),
+        tenant: Some(demo.tenant.to_owned()),
         username: demo.username.to_owned(),
         password: Secret::new(demo.password),
     }
@@ -155,9 +155,9 @@ pub fn account() -> Account {
 /// page, on `route`.
 pub async fn open_signed_in(w: &mut Worker, route: &str) -> Result<Page, TaskError> {
     let page = w.open(route).await?;
-    if page.is_login().await? {
+    if page.is_sign_in().await? {
         let account = w.account().clone();
-        page.login(&account).await?;
+        page.sign_in(&account).await?;
     }
     Ok(w.page())
 }

@@ -1,0 +1,402 @@
+//! A site started for one trial: the fixture's knobs, or a user's site behind the fault
+//! proxy; its ledger read with retries.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{RemoteEffect, Site, SiteError, SiteKind, SiteSpec};
+use crate::plan::Hazard;
+use crate::trial::Variant;
+use crate::worker::Account;
+
+/// A site started for one trial.
+#[derive(Debug)]
+pub(crate) struct RunningSite {
+    spec: SiteSpec,
+    kind: Running,
+    /// Effects up to this sequence number were there before the trial.
+    since_seq: u64,
+    /// The first failed ledger read of the trial, for its verdicts.
+    failure: std::sync::Mutex<Option<String>>,
+}
+
+#[derive(Debug)]
+enum Running {
+    /// The fixture site, in-process.
+    #[cfg(feature = "fixture-site")]
+    Fixture(browser_fault_fixtures::FixtureSite),
+    /// A site the user runs.
+    External { origin: String },
+}
+
+/// The fixture's switch for a hazard the site itself shows; `None` for the harness's own.
+#[cfg(feature = "fixture-site")]
+fn fixture_hazard(h: Hazard) -> Option<browser_fault_fixtures::Hazard> {
+    use Hazard as P;
+    use browser_fault_fixtures::Hazard as F;
+    Some(match h {
+        P::ExpiredSession => F::ExpiredSession,
+        P::LoginInterstitial => F::LoginInterstitial,
+        P::ConsentInterstitial => F::ConsentInterstitial,
+        P::TenantMismatch => F::TenantMismatch,
+        P::AccountSwitch => F::AccountSwitch,
+        P::StaleTab => F::StaleTab,
+        P::BrowserVersionChanged | P::CredentialRotated => return None,
+    })
+}
+
+/// How often, and after what pauses, a failed ledger read is tried again.
+const LEDGER_RETRIES: [Duration; 3] = [
+    Duration::from_millis(100),
+    Duration::from_millis(300),
+    Duration::from_millis(1000),
+];
+
+impl RunningSite {
+    /// Starts the fixture site, or resets a user's site and notes where its ledger stands.
+    pub(crate) async fn start(spec: SiteSpec) -> Result<RunningSite, SiteError> {
+        let kind = match &spec.kind {
+            #[cfg(feature = "fixture-site")]
+            SiteKind::Fixture(config) => Running::Fixture(
+                browser_fault_fixtures::FixtureSite::start(config.clone())
+                    .await
+                    .map_err(|e| SiteError::Unreachable {
+                        url: "the bundled fixture site".to_owned(),
+                        source: Box::new(e),
+                    })?,
+            ),
+            SiteKind::External { origin } => Running::External {
+                origin: origin.resolve()?,
+            },
+        };
+        let mut site = RunningSite {
+            spec,
+            kind,
+            since_seq: 0,
+            failure: std::sync::Mutex::new(None),
+        };
+        if let Running::External { .. } = site.kind {
+            site.spec.site.reset().await?;
+            site.since_seq = site
+                .read_ledger()
+                .await?
+                .iter()
+                .map(|e| e.seq)
+                .max()
+                .unwrap_or(0);
+        }
+        Ok(site)
+    }
+
+    /// The site's adapter.
+    pub(crate) fn adapter(&self) -> Arc<dyn Site> {
+        self.spec.site.clone()
+    }
+
+    pub(crate) fn origin(&self) -> String {
+        match &self.kind {
+            #[cfg(feature = "fixture-site")]
+            Running::Fixture(site) => site.base_url(),
+            Running::External { origin } => origin.clone(),
+        }
+    }
+
+    /// The account to act as: `id`, or the site's default.
+    pub(crate) fn account(&self, id: Option<&str>) -> Option<Account> {
+        match &self.kind {
+            #[cfg(feature = "fixture-site")]
+            Running::Fixture(site) => {
+                let demo =
+                    browser_fault_fixtures::account_by_id(id.unwrap_or(super::DEFAULT_ACCOUNT))?;
+                // The account source: the password as it is now, after any rotation.
+                let password = site.password_of(demo.id)?;
+                Some(Account {
+                    id: demo.id.to_owned(),
+                    tenant: Some(demo.tenant.to_owned()),
+                    username: demo.username.to_owned(),
+                    password: crate::worker::Secret::new(password),
+                })
+            }
+            Running::External { .. } => {
+                let account = self.spec.account.as_ref()?;
+                if id.is_some_and(|id| id != account.id) {
+                    return None;
+                }
+                Some(account.clone())
+            }
+        }
+    }
+
+    /// Arms the next effect as an `after_click` variant demands: held after landing, held
+    /// and lost, lost at once, landed with its response lost, or slow.
+    pub(crate) fn arm(&self, variant: Option<Variant>) -> Option<()> {
+        match &self.kind {
+            #[cfg(feature = "fixture-site")]
+            Running::Fixture(site) => {
+                use browser_fault_fixtures::ArmedEffect as A;
+                site.arm_next_effect(match variant {
+                    Some(Variant::Lost) => A::Lost,
+                    Some(Variant::LiveRequestLost) => A::Dropped,
+                    Some(Variant::LiveResponseLost) => A::ResponseDropped,
+                    Some(Variant::LiveSlowResponse) => A::Slow,
+                    _ => A::Landed,
+                });
+                Some(())
+            }
+            Running::External { .. } => {
+                let _ = variant;
+                None
+            }
+        }
+    }
+
+    /// Changes the world under a live worker, as a live `after_login` variant demands:
+    /// the account's sessions now belong to another account, the account moved to another
+    /// tenant, or the route `/threads/{object}` serves another object.
+    pub(crate) fn change_world(
+        &self,
+        variant: Variant,
+        account: &Account,
+        object: Option<&str>,
+    ) -> Result<(), &'static str> {
+        match &self.kind {
+            #[cfg(feature = "fixture-site")]
+            Running::Fixture(site) => {
+                match variant {
+                    Variant::LiveAccountSwitch => site.switch_account(
+                        &account.id,
+                        browser_fault_fixtures::switched_account(&account.id),
+                    ),
+                    Variant::LiveTenantSwitch => site.move_account(
+                        &account.id,
+                        browser_fault_fixtures::other_tenant(
+                            account.tenant.as_deref().unwrap_or(""),
+                        ),
+                    ),
+                    Variant::LiveObjectSwap => {
+                        let route: u32 = object.and_then(|o| o.parse().ok()).ok_or(
+                            "the scenario declares no thread object (`effects = \"42\"`) to swap",
+                        )?;
+                        let other = if route < browser_fault_fixtures::THREADS {
+                            route + 1
+                        } else {
+                            route - 1
+                        };
+                        site.swap_object(route, other);
+                    }
+                    _ => return Err("not a world change"),
+                }
+                Ok(())
+            }
+            Running::External { .. } => {
+                let _ = (variant, account, object);
+                Err("this site has no knob to change the world")
+            }
+        }
+    }
+
+    pub(crate) async fn wait_armed_reached(&self, limit: Duration) {
+        match &self.kind {
+            #[cfg(feature = "fixture-site")]
+            Running::Fixture(site) => {
+                let _ = tokio::time::timeout(limit, site.wait_armed_reached()).await;
+            }
+            Running::External { .. } => {}
+        }
+    }
+
+    /// Takes back an arm that no request took (the worker never sent it). Returns whether
+    /// one was still pending.
+    pub(crate) fn disarm(&self) -> bool {
+        match &self.kind {
+            #[cfg(feature = "fixture-site")]
+            Running::Fixture(site) => site.disarm_next_effect(),
+            Running::External { .. } => false,
+        }
+    }
+
+    /// Rotates the account's password (signing its sessions out). `None`: this site cannot.
+    pub(crate) fn rotate_password(&self, account: &str) -> Option<()> {
+        match &self.kind {
+            #[cfg(feature = "fixture-site")]
+            Running::Fixture(site) => {
+                site.rotate_password(account);
+                Some(())
+            }
+            Running::External { .. } => {
+                let _ = account;
+                None
+            }
+        }
+    }
+
+    pub(crate) fn release_held(&self) {
+        match &self.kind {
+            #[cfg(feature = "fixture-site")]
+            Running::Fixture(site) => site.release_held(),
+            Running::External { .. } => {}
+        }
+    }
+
+    /// Switches a hazard the site shows on or off. `Err`: this site cannot show it.
+    pub(crate) fn set_hazard(&self, hazard: Hazard, on: bool) -> Result<(), &'static str> {
+        match &self.kind {
+            #[cfg(feature = "fixture-site")]
+            Running::Fixture(site) => {
+                if hazard == Hazard::ExpiredSession && on {
+                    site.expire_sessions();
+                }
+                if let Some(h) = fixture_hazard(hazard) {
+                    site.set_hazard(h, on);
+                }
+                Ok(())
+            }
+            Running::External { .. } => {
+                let _ = (hazard, on);
+                Err("this site cannot show the hazard")
+            }
+        }
+    }
+
+    /// Switches the profile's sign-in to another account while no worker runs on it: the
+    /// fixture's account-switch knob, or, on a user's site, a browser of the harness's own
+    /// on the profile that signs out and signs in as the spec's other account through the
+    /// adapter. Returns the cookie values that browser held (secrets for the evidence
+    /// scan).
+    pub(crate) async fn switch_profile_account(
+        &self,
+        base: &crate::worker::WorkerSpec,
+        root: &std::path::Path,
+    ) -> Result<Vec<String>, String> {
+        #[cfg(feature = "fixture-site")]
+        if let Running::Fixture(_) = self.kind {
+            self.set_hazard(Hazard::AccountSwitch, true)?;
+            return Ok(Vec::new());
+        }
+        let other = self
+            .spec
+            .other_account
+            .clone()
+            .ok_or("the site spec names no other account")?;
+        let fail = |what: &str, e: &dyn std::error::Error| {
+            format!("{what}: {}", crate::runner::error_chain(e))
+        };
+        // A journal of its own: this browser is the harness's, not an incarnation of the run.
+        let journal_path = root.join("account-switch.sqlite3");
+        let journal = crate::journal::Journal::open(&journal_path)
+            .map_err(|e| fail("the switch's journal", &e))?;
+        let run_id = format!("switch-{:08x}", rand::random::<u32>());
+        journal
+            .create_run(&crate::journal::NewRun::new(
+                run_id.clone(),
+                "account-switch",
+                "account-switch",
+            ))
+            .map_err(|e| fail("the switch's journal", &e))?;
+        let mut spec = base.clone();
+        spec.run_id = run_id;
+        spec.incarnation = 1;
+        spec.journal_path = journal_path;
+        spec.tmp_dir = root.join("tmp-switch");
+        spec.account = other.clone();
+        spec.armed = None;
+        spec.proxy = None;
+        spec.evidence_dir = None;
+        let mut worker = crate::worker::Worker::start_standalone(spec, self.adapter())
+            .await
+            .map_err(|e| fail("the switch's browser", &e))?;
+        let switched = async {
+            let page = worker.open(&self.spec.site.home()).await?;
+            page.delete_cookies().await?;
+            let page = worker.open(&self.spec.site.home()).await?;
+            if !page.is_sign_in().await? {
+                return Err(crate::worker::TaskError::UnexpectedReply {
+                    what: "the home route after signing out (no sign-in page)",
+                });
+            }
+            page.sign_in(&other).await
+        }
+        .await;
+        let cookies = worker.cookie_values().await;
+        worker.finish().await;
+        switched.map_err(|e| fail("signing in as the other account", &e))?;
+        Ok(cookies)
+    }
+
+    /// The ledger's effects of this trial, in sequence order; a failed read is tried again
+    /// briefly before its error is returned.
+    pub(crate) async fn ledger(&self) -> Result<Vec<RemoteEffect>, SiteError> {
+        match self.read_ledger().await {
+            Ok(effects) => Ok(effects
+                .into_iter()
+                .filter(|e| e.seq > self.since_seq)
+                .collect()),
+            Err(e) => {
+                self.note_failure(&e);
+                Err(e)
+            }
+        }
+    }
+
+    /// The ledger's highest sequence number now (0 when empty, or when it cannot be read:
+    /// that failure is kept for the trial's verdicts, see [`RunningSite::ledger_failure`]).
+    pub(crate) async fn ledger_seq(&self) -> u64 {
+        match self.read_ledger().await {
+            Ok(effects) => effects.iter().map(|e| e.seq).max().unwrap_or(0),
+            Err(e) => {
+                self.note_failure(&e);
+                0
+            }
+        }
+    }
+
+    /// Why a ledger read of this trial failed, if one did.
+    pub(crate) fn ledger_failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn note_failure(&self, e: &SiteError) {
+        let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        if failure.is_none() {
+            *failure = Some(crate::runner::error_chain(e));
+        }
+    }
+
+    async fn read_ledger(&self) -> Result<Vec<RemoteEffect>, SiteError> {
+        #[cfg(feature = "fixture-site")]
+        if let Running::Fixture(site) = &self.kind {
+            return Ok(site.ledger().into_iter().map(RemoteEffect::from).collect());
+        }
+        let mut pauses = LEDGER_RETRIES.iter();
+        loop {
+            match self.spec.site.ledger().await {
+                Ok(effects) => return Ok(effects),
+                Err(e) if e.is_transient() => match pauses.next() {
+                    Some(pause) => tokio::time::sleep(*pause).await,
+                    None => return Err(e),
+                },
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    pub(crate) fn secrets(&self) -> Vec<String> {
+        let mut secrets = self.spec.secrets.clone();
+        #[cfg(feature = "fixture-site")]
+        if let Running::Fixture(site) = &self.kind {
+            secrets.extend(site.secrets());
+        }
+        secrets
+    }
+
+    pub(crate) async fn shutdown(self) {
+        match self.kind {
+            #[cfg(feature = "fixture-site")]
+            Running::Fixture(site) => site.shutdown().await,
+            Running::External { .. } => {}
+        }
+    }
+}
