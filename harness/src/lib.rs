@@ -18,6 +18,10 @@ pub mod site;
 pub mod trial;
 pub mod worker;
 
+/// The JSON values [`worker::Page::script`] and [`worker::Page::api_get`] return, and what a
+/// site adapter parses its ledger into.
+pub use serde_json;
+
 /// Implements [`site::Site`] (an `async` trait) for your site's adapter: put it on the
 /// `impl` block.
 pub use async_trait::async_trait;

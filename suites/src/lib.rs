@@ -7,6 +7,8 @@
 
 use browser_fault::prelude::*;
 
+pub mod roundup;
+
 /// The thread every suite scenario writes to.
 pub const THREAD: &str = "42";
 

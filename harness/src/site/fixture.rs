@@ -162,11 +162,8 @@ impl Site for Fixture {
             .collect())
     }
 
-    fn not_effect_paths(&self) -> Vec<String> {
-        vec![
-            "/login".to_owned(),
-            "/interstitial".to_owned(),
-            "/consent".to_owned(),
-        ]
+    fn is_effect_request(&self, method: &str, path: &str) -> bool {
+        // A message sent to a thread: `POST /threads/{id}/messages`.
+        method == "POST" && path.starts_with("/threads/") && path.ends_with("/messages")
     }
 }

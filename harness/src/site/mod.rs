@@ -271,11 +271,13 @@ pub trait Site: Send + Sync + fmt::Debug + 'static {
         "/".to_owned()
     }
 
-    /// Which request carries a side effect, for the fault proxy: by default the first
-    /// request of the armed worker whose method is not `GET`, `HEAD` or `OPTIONS` and whose
-    /// path does not start with one of these prefixes (the sign-in form's, typically).
-    fn not_effect_paths(&self) -> Vec<String> {
-        Vec::new()
+    /// Whether a request of the browser carries a side effect: the fault proxy holds, loses
+    /// or drops the first such request of an `after_click` trial. By default any request
+    /// whose method is not `GET`, `HEAD` or `OPTIONS`; narrow it when the site signs in or
+    /// autosaves with such requests too. `path` has no query string.
+    fn is_effect_request(&self, method: &str, path: &str) -> bool {
+        let _ = path;
+        !matches!(method, "GET" | "HEAD" | "OPTIONS")
     }
 }
 

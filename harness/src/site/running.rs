@@ -302,13 +302,14 @@ impl RunningSite {
         spec.armed = None;
         spec.proxy = None;
         spec.evidence_dir = None;
-        let mut worker = crate::worker::Worker::start_standalone(spec, self.adapter())
+        let mut worker = crate::worker::Worker::start_standalone(spec.clone(), self.adapter())
             .await
             .map_err(|e| fail("the switch's browser", &e))?;
+        let home = self.spec.site.home();
         let switched = async {
-            let page = worker.open(&self.spec.site.home()).await?;
+            let page = worker.open(&home).await?;
             page.delete_cookies().await?;
-            let page = worker.open(&self.spec.site.home()).await?;
+            let page = worker.open(&home).await?;
             if !page.is_sign_in().await? {
                 return Err(crate::worker::TaskError::UnexpectedReply {
                     what: "the home route after signing out (no sign-in page)",
@@ -317,9 +318,28 @@ impl RunningSite {
             page.sign_in(&other).await
         }
         .await;
-        let cookies = worker.cookie_values().await;
+        let mut cookies = worker.cookie_values().await;
         worker.finish().await;
         switched.map_err(|e| fail("signing in as the other account", &e))?;
+        // The switch counts only if it outlived its browser: a session cookie that Chromium
+        // never wrote to the profile signs nobody in. A second browser reads who it is.
+        spec.incarnation = 2;
+        let mut check = crate::worker::Worker::start_standalone(spec, self.adapter())
+            .await
+            .map_err(|e| fail("the switch's check browser", &e))?;
+        let seen = async { check.open(&home).await?.read().await }.await;
+        cookies.extend(check.cookie_values().await);
+        check.finish().await;
+        let seen = seen.map_err(|e| fail("reading who the profile is signed in as", &e))?;
+        if seen.account.as_deref() != Some(other.id.as_str()) {
+            return Err(format!(
+                "the profile was signed in as the other account, but a new browser on it is {} (the site's session cookie did not outlive the browser)",
+                seen.account.map_or_else(
+                    || "signed out".to_owned(),
+                    |a| format!("signed in as `{a}`")
+                )
+            ));
+        }
         Ok(cookies)
     }
 

@@ -94,7 +94,7 @@ const CLICK_ANSWER_WAIT: Duration = Duration::from_millis(1500);
 
 const FETCH_JS: &str = r#"
 const done = arguments[arguments.length - 1];
-fetch(arguments[0], { credentials: 'same-origin', headers: { 'Accept': 'application/json' } })
+fetch(arguments[0], { credentials: 'same-origin', headers: { 'Accept': 'application/json, text/html;q=0.9, */*;q=0.8' } })
   .then(r => r.text().then(t => done([r.status, t])))
   .catch(() => done([0, '']));
 "#;
@@ -537,17 +537,17 @@ impl Page {
         }
     }
 
-    /// GETs a JSON route of the site from inside the page, with the session's cookies.
-    /// Read-only by contract: use it for probes and reconciliation. Returns the HTTP status and
-    /// the parsed body (`Null` when it is not JSON).
-    pub fn api_get(
+    /// GETs a route of the site from inside the page, with the session's cookies (the
+    /// browser's own request: through the fault proxy when there is one). Read-only by
+    /// contract: for probes and reconciliation. Returns the HTTP status and the body as text.
+    pub fn fetch(
         &self,
         route: &str,
-    ) -> impl Future<Output = Result<(u16, serde_json::Value), TaskError>> + Send + use<> {
+    ) -> impl Future<Output = Result<(u16, String), TaskError>> + Send + use<> {
         let this = self.clone();
         let route = route.to_owned();
         async move {
-            this.step("api_get", async {
+            this.step("fetch", async {
                 let driver = this.driver()?;
                 let origin = &this.shared.spec.origin;
                 let here = this.location().await?.origin;
@@ -561,16 +561,27 @@ impl Page {
                     .execute_async(FETCH_JS, vec![serde_json::Value::String(route.clone())])
                     .await
                     .map_err(BrowserError::from)?;
-                let (status, body): (u16, String) =
-                    ret.convert().map_err(|_| TaskError::UnexpectedReply {
-                        what: "an API call",
-                    })?;
-                Ok((
-                    status,
-                    serde_json::from_str(&body).unwrap_or(serde_json::Value::Null),
-                ))
+                ret.convert().map_err(|_| TaskError::UnexpectedReply {
+                    what: "a fetch from the page",
+                })
             })
             .await
+        }
+    }
+
+    /// GETs a JSON route of the site from inside the page ([`Page::fetch`]). Returns the
+    /// HTTP status and the parsed body (`Null` when it is not JSON).
+    pub fn api_get(
+        &self,
+        route: &str,
+    ) -> impl Future<Output = Result<(u16, serde_json::Value), TaskError>> + Send + use<> {
+        let fetch = self.fetch(route);
+        async move {
+            let (status, body) = fetch.await?;
+            Ok((
+                status,
+                serde_json::from_str(&body).unwrap_or(serde_json::Value::Null),
+            ))
         }
     }
 

@@ -1,0 +1,445 @@
+//! A real third-party web application under test: the Roundup issue tracker (PyPI
+//! `roundup`, pinned in `apps/roundup/setup.sh`), not written here. The suite installs it,
+//! starts it on 127.0.0.1 and stops it; [`Roundup`] is its [`Site`] adapter, written only
+//! against browser-fault's public API, as a user would write one for their own site.
+//!
+//! Roundup's conventions, as the adapter reads them (details in `apps/roundup/FINDINGS.md`):
+//! the sign-in form sits in the sidebar of every page while signed out; the sidebar greets the
+//! signed-in user (`Hello, alice`); an issue is created from `issue?@template=item`; the
+//! request key travels in the issue's title as `[rk:KEY]`; the ledger is the REST API's issue
+//! collection, read with HTTP basic auth as the tracker's admin.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use browser_fault::prelude::*;
+use browser_fault::serde_json::Value;
+use browser_fault::site::Http;
+
+/// The tracker's path under its origin.
+pub const TRACKER: &str = "/tracker";
+/// The route of the new-issue form, with the priority preselected (Roundup requires one).
+pub const NEW_ISSUE: &str = "/tracker/issue?@template=item&priority=3";
+/// What the scenarios file: the issue's subject, the object of the side effect.
+pub const SUBJECT: &str = "Printer on fire";
+
+const ADMIN: (&str, &str) = ("admin", "admin-pw-Adm1n");
+const ALICE: (&str, &str) = ("alice", "alice-pw-Al1ce");
+const BOB: (&str, &str) = ("bob", "bob-pw-B0b");
+
+fn account((name, password): (&str, &str)) -> Account {
+    Account {
+        id: name.to_owned(),
+        tenant: None,
+        username: name.to_owned(),
+        password: Secret::new(password),
+    }
+}
+
+/// The Roundup tracker as a [`Site`].
+#[derive(Debug, Default)]
+pub struct Roundup {
+    http: Http,
+}
+
+/// Reads the sidebar: who is signed in, and whether the sign-in form is there.
+const SIDEBAR_JS: &str = r#"
+const b = document.querySelector('nav p.userblock > b');
+const m = /^Hello, (.+)$/.exec(b ? b.textContent.trim() : '');
+const issue = /\/issue(\d+)$/.exec(location.pathname);
+return { user: m ? m[1] : null,
+  sign_in: !!document.querySelector('input[name="__login_name"]'),
+  issue: issue ? issue[1] : null };
+"#;
+
+/// The key of an issue title `… [rk:KEY]`, and the subject before it.
+fn split_title(title: &str) -> (String, String) {
+    match title.rfind("[rk:") {
+        Some(at) if title.ends_with(']') => (
+            title[..at].trim().to_owned(),
+            title[at + 4..title.len() - 1].to_owned(),
+        ),
+        _ => (title.trim().to_owned(), String::new()),
+    }
+}
+
+#[browser_fault::async_trait]
+impl Site for Roundup {
+    async fn sign_in(&self, page: &Page, account: &Account) -> Result<(), TaskError> {
+        page.fill("input[name=\"__login_name\"]", &account.username)
+            .await?;
+        page.fill(
+            "input[name=\"__login_password\"]",
+            account.password.expose(),
+        )
+        .await?;
+        // "Remember me": a session that outlives the browser, as a real user's would.
+        page.click("#remember").await?;
+        page.click("form:has(input[name=\"@action\"][value=\"Login\"]) input[type=\"submit\"]")
+            .await?;
+        // Roundup answers on a new page: the logout link, or the form with an error.
+        match page
+            .wait_for_any(&[
+                "nav p.userblock a[href*=\"@action=logout\"]",
+                "p.error-message",
+            ])
+            .await?
+        {
+            0 => Ok(()),
+            _ => Err(SafeStop::NotSignedIn.into()),
+        }
+    }
+
+    async fn read_page(&self, page: &Page) -> Result<PageFacts, TaskError> {
+        let sidebar = page.script(SIDEBAR_JS).await?;
+        let mut facts = if sidebar["sign_in"].as_bool().unwrap_or(true) {
+            PageFacts::new(PageKind::SignIn)
+        } else {
+            PageFacts::new(PageKind::Content)
+        };
+        if let Some(user) = sidebar["user"].as_str() {
+            facts = facts.account(user);
+        }
+        if let Some(issue) = sidebar["issue"].as_str() {
+            facts = facts.object(issue).label("issue.item");
+        }
+        Ok(facts)
+    }
+
+    async fn identity(&self, page: &Page) -> Result<Identity, TaskError> {
+        // Asked of the server, not read off the page the agent is on: the front page as the
+        // server renders it for this session now.
+        let (status, html) = page.fetch(&format!("{TRACKER}/")).await?;
+        if status != 200 {
+            return Err(TaskError::UnexpectedReply {
+                what: "the tracker's front page",
+            });
+        }
+        let greeting = html
+            .split("class=\"userblock\"")
+            .nth(1)
+            .and_then(|rest| rest.split("Hello, ").nth(1))
+            .and_then(|rest| rest.split('<').next());
+        match greeting {
+            Some(user) => Ok(Identity {
+                account_id: user.trim().to_owned(),
+                tenant_id: None,
+            }),
+            None => Err(SafeStop::NotSignedIn.into()),
+        }
+    }
+
+    async fn effect_status(
+        &self,
+        page: &Page,
+        key: &RequestKey,
+    ) -> Result<EffectStatus, TaskError> {
+        // A substring match on the title, brackets kept: `[rk:k-1]` never matches `[rk:k-10]`.
+        let (status, body) = page
+            .api_get(&format!(
+                "{TRACKER}/rest/data/issue?title=%5Brk:{key}%5D&@fields=creator"
+            ))
+            .await?;
+        match status {
+            200 => {}
+            401 | 403 => return Err(SafeStop::NotSignedIn.into()),
+            _ => {
+                return Err(TaskError::UnexpectedReply {
+                    what: "the tracker's issue search",
+                });
+            }
+        }
+        match body["data"]["collection"].as_array() {
+            Some(found) if found.is_empty() => Ok(EffectStatus::Absent),
+            Some(_) => Ok(EffectStatus::Present),
+            None => Err(TaskError::UnexpectedReply {
+                what: "the tracker's issue search",
+            }),
+        }
+    }
+
+    async fn ledger(&self) -> Result<Vec<RemoteEffect>, SiteError> {
+        let origin = server()?.origin.clone();
+        let url = format!("{origin}{TRACKER}/rest/data/issue?@fields=title,creator&@verbose=2");
+        let body: Value = self
+            .http
+            .get_json_as(&url, ADMIN.0, &Secret::new(ADMIN.1))
+            .await?;
+        let reply = |why: &str| SiteError::Reply {
+            url: format!("{origin}{TRACKER}/rest/data/issue"),
+            why: why.to_owned(),
+        };
+        let rows = body["data"]["collection"]
+            .as_array()
+            .ok_or_else(|| reply("no issue collection"))?;
+        let mut effects = rows
+            .iter()
+            .map(|row| {
+                let seq = row["id"]
+                    .as_str()
+                    .and_then(|id| id.parse().ok())
+                    .ok_or_else(|| reply("an issue without a numeric id"))?;
+                let (object, request_key) = split_title(row["title"].as_str().unwrap_or(""));
+                Ok(RemoteEffect {
+                    seq,
+                    request_key,
+                    account: row["creator"]["username"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    tenant: None,
+                    object,
+                })
+            })
+            .collect::<Result<Vec<_>, SiteError>>()?;
+        effects.sort_by_key(|e| e.seq);
+        Ok(effects)
+    }
+
+    fn home(&self) -> String {
+        format!("{TRACKER}/")
+    }
+
+    fn is_effect_request(&self, method: &str, path: &str) -> bool {
+        // A new issue is a POST to `issue`; the sign-in form posts to the tracker's root.
+        method == "POST" && path == format!("{TRACKER}/issue")
+    }
+}
+
+/// The running tracker of this process.
+#[derive(Debug)]
+pub struct Server {
+    /// `http://127.0.0.1:PORT`.
+    pub origin: String,
+    /// `serve.sh`: the server stops when its standard input closes, so it never outlives
+    /// this process.
+    _serve: Mutex<Child>,
+    _dir: tempfile::TempDir,
+}
+
+/// The tracker of this process, installed and started the first time (installing takes
+/// about 10 s, starting about 1 s). Only the test process calls it (through
+/// [`SiteSpec::started`]), never a worker.
+pub fn server() -> Result<&'static Server, SiteError> {
+    static SERVER: OnceLock<Result<Server, String>> = OnceLock::new();
+    SERVER
+        .get_or_init(|| start().map_err(|e| format!("Roundup could not be started: {e}")))
+        .as_ref()
+        .map_err(|e| SiteError::Other(e.clone()))
+}
+
+fn apps() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("apps/roundup")
+}
+
+/// Where the installation is kept between runs: the workspace's target folder.
+fn install_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    target.join("apps/roundup")
+}
+
+fn start() -> Result<Server, String> {
+    let install = install_dir();
+    std::fs::create_dir_all(&install).map_err(|e| format!("{}: {e}", install.display()))?;
+    // One installer at a time (nextest runs many test processes at once).
+    let lock = std::fs::File::create(install.join(".setup.lock")).map_err(|e| e.to_string())?;
+    lock.lock().map_err(|e| e.to_string())?;
+    let setup = Command::new("bash")
+        .arg(apps().join("setup.sh"))
+        .arg(&install)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("setup.sh: {e}"))?;
+    drop(lock);
+    if !setup.status.success() {
+        return Err(format!(
+            "setup.sh failed: {}",
+            String::from_utf8_lossy(&setup.stderr).trim()
+        ));
+    }
+    // A tracker of this process's own: its config names the port it serves on.
+    let dir = tempfile::Builder::new()
+        .prefix("roundup-")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    copy_dir(&install.join("tracker"), &dir.path().join("tracker")).map_err(|e| e.to_string())?;
+    std::os::unix::fs::symlink(install.join("venv"), dir.path().join("venv"))
+        .map_err(|e| e.to_string())?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| e.to_string())?
+        .port();
+    let mut serve = Command::new("bash")
+        .arg(apps().join("serve.sh"))
+        .arg(dir.path())
+        .arg(port.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("serve.sh: {e}"))?;
+    let stdout = serve.stdout.take().ok_or("serve.sh has no stdout")?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line.starts_with("Roundup server started on") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let limit = Duration::from_secs(60);
+    let started = Instant::now();
+    if rx.recv_timeout(limit).is_err() {
+        let _ = serve.kill();
+        return Err(format!(
+            "no ready line within {:?} (port {port})",
+            started.elapsed()
+        ));
+    }
+    Ok(Server {
+        origin: format!("http://127.0.0.1:{port}"),
+        _serve: Mutex::new(serve),
+        _dir: dir,
+    })
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// The scenarios' site: the tracker, acting as alice; bob is the other account an account
+/// switch signs the profile in as.
+pub fn roundup_site() -> SiteSpec {
+    SiteSpec::started(
+        || Ok(server()?.origin.clone()),
+        Roundup::default(),
+        account(ALICE),
+    )
+    .other_account(account(BOB))
+    .with_secrets([ADMIN.1.to_owned()])
+}
+
+/// Opens the new-issue form, signing in first when the tracker shows its sign-in form.
+async fn open_form(w: &mut Worker) -> Result<Page, TaskError> {
+    let page = w.open(NEW_ISSUE).await?;
+    if page.is_sign_in().await? {
+        let account = w.account().clone();
+        page.sign_in(&account).await?;
+        return w.open(NEW_ISSUE).await;
+    }
+    Ok(page)
+}
+
+/// Fills the new-issue form with the subject and the request key, and submits it.
+pub async fn submit_issue(p: Page, key: RequestKey) -> Result<(), TaskError> {
+    p.fill("#title", &format!("{SUBJECT} [rk:{key}]")).await?;
+    p.fill("textarea[name=\"@note\"]", "It is on fire.").await?;
+    p.click("#submit_button").await
+}
+
+/// Observes the tracker's answer: the new issue's page, whose title field carries the key,
+/// or an error message (which says nothing of whether the issue exists: the caller
+/// reconciles).
+pub async fn observe_created(p: Page, key: RequestKey) -> Result<(), TaskError> {
+    match p
+        .wait_for_any(&[
+            &format!("body:has(p.ok-message) #title[value$=\"[rk:{key}]\"]"),
+            "p.error-message",
+        ])
+        .await?
+    {
+        0 => Ok(()),
+        _ => Err(TaskError::UnexpectedReply {
+            what: "the new issue (an error message)",
+        }),
+    }
+}
+
+/// The careful agent on Roundup: signs in when needed, asks the server who it is, verifies
+/// the form's route and account in every incarnation, journals each step, and reconciles
+/// read-only through the tracker's search instead of filing again.
+pub async fn file_issue(w: &mut Worker) -> TaskResult {
+    w.require_trusted_profile()?;
+    open_form(w).await?;
+    w.probe_identity().await?;
+    let target = w.target().route(&format!("{TRACKER}/issue")).api();
+    w.side_effect("file-issue")
+        .args(format!("subject={SUBJECT}"))
+        .verify(move |p| p.expect_target(target.clone()))
+        .act(submit_issue)
+        .confirm(observe_created)
+        .reconcile(|p, key| p.effect_status(key))
+        .run()
+        .await
+}
+
+/// Bug zoo, on Roundup: after a lost answer it files the issue again and calls it done.
+/// Caught by `no_duplicate` at `after_click::landed`.
+pub async fn file_issue_blind_retry(w: &mut Worker) -> TaskResult {
+    w.require_trusted_profile()?;
+    open_form(w).await?;
+    w.probe_identity().await?;
+    let target = w.target().route(&format!("{TRACKER}/issue")).api();
+    w.side_effect("file-issue")
+        .args(format!("subject={SUBJECT}"))
+        .verify(move |p| p.expect_target(target.clone()))
+        .act(submit_issue)
+        .confirm(observe_created)
+        .reconcile(|p, key| async move {
+            // The bug: no read-only check, just file again.
+            p.goto(NEW_ISSUE).await?;
+            submit_issue(p.clone(), key.clone()).await?;
+            observe_created(p, key).await?;
+            Ok(EffectStatus::Present)
+        })
+        .run()
+        .await
+}
+
+/// Bug zoo, on Roundup: trusts whatever session its profile holds: no identity probe, and
+/// a verification of the route only. When the profile comes back signed in as bob, it files
+/// as bob. Caught by `no_wrong_account` at `hazard::account_switch`.
+pub async fn file_issue_trusting(w: &mut Worker) -> TaskResult {
+    open_form(w).await?;
+    let target = Target::default().route(&format!("{TRACKER}/issue"));
+    w.side_effect("file-issue")
+        .args(format!("subject={SUBJECT}"))
+        .verify(move |p| p.expect_target(target.clone()))
+        .act(submit_issue)
+        .confirm(observe_created)
+        .reconcile(|p, key| p.effect_status(key))
+        .run()
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_title;
+
+    #[test]
+    fn a_title_splits_into_subject_and_key() {
+        assert_eq!(
+            split_title("Printer on fire [rk:ab-12]"),
+            ("Printer on fire".to_owned(), "ab-12".to_owned())
+        );
+        assert_eq!(
+            split_title("no key here"),
+            ("no key here".to_owned(), String::new())
+        );
+    }
+}

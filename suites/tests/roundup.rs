@@ -1,0 +1,126 @@
+//! The full matrix on a real third-party web application: the Roundup issue tracker,
+//! installed from PyPI and started by this suite on 127.0.0.1 (see `apps/roundup/`),
+//! driven through its `Site` adapter (`browser_fault_suites::roundup`), written against the
+//! public API only. The fault proxy stands between the browsers and the tracker.
+//!
+//! Every trial of the careful agent that can run on Roundup must pass with its fault struck;
+//! the blind-retry and trusting agents must be caught, each by the intended invariant only.
+//! What Roundup cannot show (the bundled site's interstitials, a credential rotation…) is
+//! listed as ignored with its reason. Trials take turns: they share one tracker.
+
+use browser_fault::oracle::Invariant;
+use browser_fault::prelude::*;
+use browser_fault::trial::{self, TrialSettings};
+use browser_fault_suites::roundup;
+use libtest_mimic::{Failed, Trial as Test};
+
+#[browser_fault(
+    at = "all",
+    hazards = ["expired_session", "account_switch", "browser_version_changed"],
+    site = roundup::roundup_site,
+    effects = "Printer on fire",
+    timeout = "120s"
+)]
+async fn file_issue(w: &mut Worker) -> TaskResult {
+    roundup::file_issue(w).await
+}
+
+#[browser_fault(
+    at = "after_click",
+    site = roundup::roundup_site,
+    effects = "Printer on fire",
+    timeout = "120s"
+)]
+async fn file_issue_blind_retry(w: &mut Worker) -> TaskResult {
+    roundup::file_issue_blind_retry(w).await
+}
+
+#[browser_fault(
+    at = "after_target_verified",
+    hazards = ["account_switch"],
+    site = roundup::roundup_site,
+    effects = "Printer on fire",
+    timeout = "120s"
+)]
+async fn file_issue_trusting(w: &mut Worker) -> TaskResult {
+    roundup::file_issue_trusting(w).await
+}
+
+/// The faulty agents' trials, and exactly the invariants each must break.
+const CAUGHT: &[(&str, &[Invariant])] = &[
+    (
+        "file_issue_blind_retry::after_click::landed",
+        &[Invariant::NoDuplicate],
+    ),
+    (
+        "file_issue_trusting::after_target_verified::account_switched",
+        &[Invariant::NoWrongAccount],
+    ),
+    (
+        "file_issue_trusting::hazard::account_switch",
+        &[Invariant::NoWrongAccount],
+    ),
+];
+
+fn main() {
+    browser_fault::runner::enter_worker_role_if_asked();
+    let (mut args, filters) = browser_fault::runner::arguments(std::env::args());
+    // One tracker for every trial: its ledger is judged per trial, so they take turns.
+    args.test_threads = Some(1);
+    let mut settings = TrialSettings::from_env();
+    settings.snapshot_dir = None;
+    let all: Vec<trial::Trial> = browser_fault::registry::scenarios()
+        .into_iter()
+        .filter(|s| s.name.starts_with("file_issue"))
+        .flat_map(trial::expand)
+        .collect();
+    let wanted = |name: &str| filters.is_empty() || filters.iter().any(|f| name.contains(f));
+    let mut tests = Vec::new();
+    for t in all.iter().copied().filter(|t| wanted(&t.name())) {
+        let name = t.name();
+        let expected: Option<&'static [Invariant]> = if t.scenario.name == "file_issue" {
+            Some(&[])
+        } else {
+            CAUGHT.iter().find(|(n, _)| *n == name).map(|(_, i)| *i)
+        };
+        let Some(expected) = expected else { continue };
+        if let Some(why) = t.cannot_run() {
+            eprintln!("roundup: {name} is ignored: {why}");
+            tests.push(Test::test(name, || Ok(())).with_ignored_flag(true));
+            continue;
+        }
+        let settings = settings.clone();
+        tests.push(Test::test(name.clone(), move || {
+            let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+            let report = runtime
+                .block_on(trial::run_trial(&t, &settings))
+                .map_err(|e| format!("{e}: {:?}", std::error::Error::source(&e)))?;
+            let broken: Vec<Invariant> = report.evidence.broken().map(|v| v.invariant).collect();
+            let shown = report.evidence_path.display();
+            if !report.evidence.fault.struck {
+                return Err(Failed::from(format!(
+                    "the fault never struck ({}); evidence: {shown}",
+                    report
+                        .evidence
+                        .fault
+                        .instead
+                        .as_deref()
+                        .unwrap_or("no reason given")
+                )));
+            }
+            if broken != expected {
+                let why = report.failure_message().unwrap_or_default();
+                return Err(Failed::from(format!(
+                    "expected exactly {expected:?} to break, got {broken:?}\n{why}"
+                )));
+            }
+            if expected.is_empty() && !report.passed() {
+                return Err(Failed::from(format!(
+                    "the trial's cleanup was not proven; evidence: {shown}"
+                )));
+            }
+            Ok(())
+        }));
+    }
+    libtest_mimic::run(&args, tests).exit();
+}
