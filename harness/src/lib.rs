@@ -12,6 +12,7 @@ pub mod oracle;
 pub mod plan;
 pub mod process;
 pub mod profile;
+pub mod proxy;
 pub mod registry;
 pub mod runner;
 pub mod site;
