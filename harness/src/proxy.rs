@@ -24,13 +24,11 @@
 //! - [`FaultProxy::requests`] is a small log for evidence: method, path without query,
 //!   status, fault, time. Never a header, a query string or a body: those carry secrets.
 //!
-//! A caution about faults that close the browser's connection ([`EffectFault::Dropped`],
-//! [`EffectFault::ResponseDropped`], and [`EffectFault::Landed`] / [`EffectFault::Lost`] once
-//! released): when a *reused* keep-alive connection closes before any response byte,
-//! Chromium silently resends the request (POST included) on another connection (seen with
-//! Chromium 156). That resend is a later request: it passes the proxy untouched, as a real
-//! network would let it, so a dropped effect may land after all and a dropped response may
-//! be followed by a duplicate. [`FaultProxy::requests`] shows the resend.
+//! A lost request or response is answered `502 Bad Gateway`, as a real proxy answers, never
+//! by closing the browser's connection: when a *reused* keep-alive connection closes before
+//! any byte of an answer, Chromium silently sends the request (a POST included) again on
+//! another connection (seen with Chromium 156), so a closed connection would let a "lost"
+//! effect land after all, or twice.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -65,18 +63,16 @@ const POOL_IDLE: Duration = Duration::from_secs(30);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EffectFault {
     /// The request is forwarded and the site processes it fully (the effect lands); its
-    /// response is held and never sent. On [`FaultProxy::release_held`] or shutdown the
-    /// browser's connection is closed without a response.
+    /// response is held and never sent. On [`FaultProxy::release_held`] the browser gets a
+    /// `502` instead; on shutdown its connection is dropped.
     Landed,
     /// The request is held and never forwarded (the effect is lost). On
-    /// [`FaultProxy::release_held`] or shutdown it is dropped and the browser's connection
-    /// closed without a response.
+    /// [`FaultProxy::release_held`] it is answered `502`; on shutdown dropped.
     Lost,
-    /// The browser's connection is closed at once, the request never forwarded: lost on the
-    /// wire, the browser sees a network error.
+    /// The request is never forwarded and answered `502` at once: lost on the wire.
     Dropped,
-    /// The request is forwarded, the site's full response awaited, then the browser's
-    /// connection closed without it: the effect landed, the browser sees a network error.
+    /// The request is forwarded and the site's full response awaited, then replaced by a
+    /// `502`: the effect landed, the browser learns nothing of it.
     ResponseDropped,
     /// The request is forwarded and its response delayed by the duration once its head
     /// arrived; [`FaultProxy::release_held`] sends it at once, shutdown drops it.
@@ -111,10 +107,21 @@ impl EffectFault {
 /// assert!(!m.matches("GET", "/issues/new"));
 /// assert!(!m.matches("POST", "/threads/1"));
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct EffectMatcher {
     except: Vec<String>,
     prefix: Option<String>,
+    when: Option<Arc<dyn Fn(&str, &str) -> bool + Send + Sync>>,
+}
+
+impl std::fmt::Debug for EffectMatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EffectMatcher")
+            .field("except", &self.except)
+            .field("prefix", &self.prefix)
+            .field("when", &self.when.as_ref().map(|_| "<fn>"))
+            .finish()
+    }
 }
 
 impl EffectMatcher {
@@ -136,11 +143,19 @@ impl EffectMatcher {
         self
     }
 
+    /// Only requests for which `when(method, path)` holds as well (a site adapter's
+    /// [`Site::is_effect_request`](crate::site::Site::is_effect_request)).
+    pub fn when(mut self, when: impl Fn(&str, &str) -> bool + Send + Sync + 'static) -> Self {
+        self.when = Some(Arc::new(when));
+        self
+    }
+
     /// Whether a request with this method and path (no query) is the effect.
     pub fn matches(&self, method: &str, path: &str) -> bool {
         !matches!(method, "GET" | "HEAD" | "OPTIONS" | "TRACE" | "CONNECT")
             && !self.except.iter().any(|p| path.starts_with(p.as_str()))
             && self.prefix.as_deref().is_none_or(|p| path.starts_with(p))
+            && self.when.as_ref().is_none_or(|when| when(method, path))
     }
 }
 
@@ -361,18 +376,6 @@ struct Shared {
     shutdown: watch::Receiver<bool>,
 }
 
-/// The connection was closed on purpose, without a response.
-#[derive(Debug)]
-struct Closed;
-
-impl fmt::Display for Closed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("connection closed by an injected fault")
-    }
-}
-
-impl std::error::Error for Closed {}
-
 /// Counts live tasks, so shutdown can wait for them (a small task tracker).
 #[derive(Clone, Debug, Default)]
 struct Tasks(Arc<watch::Sender<usize>>);
@@ -495,7 +498,10 @@ async fn accept_loop(
 }
 
 impl Shared {
-    async fn handle(self: Arc<Self>, req: Request<Incoming>) -> Result<Response<Body>, Closed> {
+    async fn handle(
+        self: Arc<Self>,
+        req: Request<Incoming>,
+    ) -> Result<Response<Body>, std::convert::Infallible> {
         if req.method() == Method::CONNECT {
             return Ok(self.connect(req).await);
         }
@@ -511,7 +517,7 @@ impl Shared {
         &self,
         req: Request<Incoming>,
         record: &Record<'_>,
-    ) -> Result<Response<Body>, Closed> {
+    ) -> Result<Response<Body>, std::convert::Infallible> {
         let uri = req.uri();
         let (Some(host), true) = (uri.host(), uri.scheme_str() == Some("http")) else {
             return Ok(plain(
@@ -528,12 +534,12 @@ impl Shared {
             match taken.fault {
                 EffectFault::Dropped => {
                     self.reach(taken.generation);
-                    return Err(Closed);
+                    return Ok(lost_on_the_wire());
                 }
                 EffectFault::Lost => {
                     self.reach(taken.generation);
                     self.released(taken.epoch).await;
-                    return Err(Closed);
+                    return Ok(lost_on_the_wire());
                 }
                 _ => {}
             }
@@ -560,11 +566,11 @@ impl Shared {
                 EffectFault::Landed => {
                     let _ = body.collect().await;
                     self.released(taken.epoch).await;
-                    return Err(Closed);
+                    return Ok(lost_on_the_wire());
                 }
                 EffectFault::ResponseDropped => {
                     let _ = body.collect().await;
-                    return Err(Closed);
+                    return Ok(lost_on_the_wire());
                 }
                 EffectFault::Slow(delay) => {
                     tokio::select! {
@@ -802,4 +808,15 @@ async fn stopped(shutdown: &mut watch::Receiver<bool>) {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What the proxy answers for a request or response it lost: a `502`, as a real proxy
+/// would. Closing the connection instead is no loss to Chromium: it sends a `POST` again on
+/// a fresh connection when a reused one closes before any byte of an answer (measured), so
+/// the effect would land after all, or twice.
+fn lost_on_the_wire() -> Response<Body> {
+    plain(
+        StatusCode::BAD_GATEWAY,
+        "browser-fault proxy: the connection to the site was lost\n",
+    )
 }

@@ -69,6 +69,8 @@ pub async fn observe_sent(p: Page, key: RequestKey) -> Result<(), TaskError> {
         sent.as_str(),
         "body[data-page=stale]",
         "body[data-page=unavailable]",
+        // Not the site's page at all: a proxy's error.
+        "body:not([data-page])",
     ];
     match p.wait_for_any(&answers).await? {
         0 => Ok(()),

@@ -352,14 +352,15 @@ pub async fn submit_issue(p: Page, key: RequestKey) -> Result<(), TaskError> {
     p.click("#submit_button").await
 }
 
-/// Observes the tracker's answer: the new issue's page, whose title field carries the key,
-/// or an error message (which says nothing of whether the issue exists: the caller
-/// reconciles).
+/// Observes the tracker's answer: the new issue's page, whose title field carries the key;
+/// or an error message, or a page that is not the tracker's at all (a proxy's `502`), which
+/// say nothing of whether the issue exists: the caller reconciles.
 pub async fn observe_created(p: Page, key: RequestKey) -> Result<(), TaskError> {
     match p
         .wait_for_any(&[
             &format!("body:has(p.ok-message) #title[value$=\"[rk:{key}]\"]"),
             "p.error-message",
+            "body:not(:has(p.userblock))",
         ])
         .await?
     {

@@ -46,6 +46,8 @@ async fn send_hello(w: &mut Worker) -> TaskResult {
                 sent.as_str(),
                 "body[data-page=stale]",
                 "body[data-page=unavailable]",
+                // Not the site's page at all: a proxy's error.
+                "body:not([data-page])",
             ];
             match p.wait_for_any(&answers).await? {
                 0 => Ok(()),

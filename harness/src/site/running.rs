@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::{RemoteEffect, Site, SiteError, SiteKind, SiteSpec};
 use crate::plan::Hazard;
+use crate::proxy::{EffectFault, EffectMatcher, FaultProxy};
 use crate::trial::Variant;
 use crate::worker::Account;
 
@@ -25,9 +26,16 @@ enum Running {
     /// The fixture site, in-process.
     #[cfg(feature = "fixture-site")]
     Fixture(browser_fault_fixtures::FixtureSite),
-    /// A site the user runs.
-    External { origin: String },
+    /// A site the user runs, behind the fault proxy unless the spec turned it off.
+    External {
+        origin: String,
+        proxy: Option<FaultProxy>,
+    },
 }
+
+/// How long the proxy holds the response of a `live_slow_response` effect: as long as the
+/// bundled site does.
+const SLOW_RESPONSE: Duration = Duration::from_millis(1500);
 
 /// The fixture's switch for a hazard the site itself shows; `None` for the harness's own.
 #[cfg(feature = "fixture-site")]
@@ -67,6 +75,14 @@ impl RunningSite {
             ),
             SiteKind::External { origin } => Running::External {
                 origin: origin.resolve()?,
+                proxy: if spec.fault_proxy {
+                    Some(FaultProxy::start().map_err(|e| SiteError::Unreachable {
+                        url: "the fault proxy on 127.0.0.1".to_owned(),
+                        source: Box::new(e),
+                    })?)
+                } else {
+                    None
+                },
             },
         };
         let mut site = RunningSite {
@@ -97,7 +113,16 @@ impl RunningSite {
         match &self.kind {
             #[cfg(feature = "fixture-site")]
             Running::Fixture(site) => site.base_url(),
-            Running::External { origin } => origin.clone(),
+            Running::External { origin, .. } => origin.clone(),
+        }
+    }
+
+    /// The fault proxy the browsers must go through, if the site has one.
+    pub(crate) fn proxy_url(&self) -> Option<String> {
+        match &self.kind {
+            #[cfg(feature = "fixture-site")]
+            Running::Fixture(_) => None,
+            Running::External { proxy, .. } => proxy.as_ref().map(FaultProxy::proxy_url),
         }
     }
 
@@ -143,9 +168,19 @@ impl RunningSite {
                 });
                 Some(())
             }
-            Running::External { .. } => {
-                let _ = variant;
-                None
+            Running::External { proxy, .. } => {
+                let fault = match variant {
+                    Some(Variant::Lost) => EffectFault::Lost,
+                    Some(Variant::LiveRequestLost) => EffectFault::Dropped,
+                    Some(Variant::LiveResponseLost) => EffectFault::ResponseDropped,
+                    Some(Variant::LiveSlowResponse) => EffectFault::Slow(SLOW_RESPONSE),
+                    _ => EffectFault::Landed,
+                };
+                let site = self.spec.site.clone();
+                let matcher = EffectMatcher::unsafe_methods()
+                    .when(move |method, path| site.is_effect_request(method, path));
+                proxy.as_ref()?.arm(fault, matcher);
+                Some(())
             }
         }
     }
@@ -201,7 +236,11 @@ impl RunningSite {
             Running::Fixture(site) => {
                 let _ = tokio::time::timeout(limit, site.wait_armed_reached()).await;
             }
-            Running::External { .. } => {}
+            Running::External { proxy, .. } => {
+                if let Some(proxy) = proxy {
+                    let _ = tokio::time::timeout(limit, proxy.wait_reached()).await;
+                }
+            }
         }
     }
 
@@ -211,7 +250,7 @@ impl RunningSite {
         match &self.kind {
             #[cfg(feature = "fixture-site")]
             Running::Fixture(site) => site.disarm_next_effect(),
-            Running::External { .. } => false,
+            Running::External { proxy, .. } => proxy.as_ref().is_some_and(FaultProxy::disarm),
         }
     }
 
@@ -234,7 +273,11 @@ impl RunningSite {
         match &self.kind {
             #[cfg(feature = "fixture-site")]
             Running::Fixture(site) => site.release_held(),
-            Running::External { .. } => {}
+            Running::External { proxy, .. } => {
+                if let Some(proxy) = proxy {
+                    proxy.release_held();
+                }
+            }
         }
     }
 
@@ -251,10 +294,14 @@ impl RunningSite {
                 }
                 Ok(())
             }
-            Running::External { .. } => {
-                let _ = (hazard, on);
-                Err("this site cannot show the hazard")
-            }
+            Running::External { proxy, .. } => match (hazard, proxy) {
+                // The session ends at the site for every cookie the browsers held so far.
+                (Hazard::ExpiredSession, Some(proxy)) if on => {
+                    proxy.expire_cookies();
+                    Ok(())
+                }
+                _ => Err("this site cannot show the hazard"),
+            },
         }
     }
 
@@ -416,7 +463,11 @@ impl RunningSite {
         match self.kind {
             #[cfg(feature = "fixture-site")]
             Running::Fixture(site) => site.shutdown().await,
-            Running::External { .. } => {}
+            Running::External { proxy, .. } => {
+                if let Some(proxy) = proxy {
+                    proxy.shutdown().await;
+                }
+            }
         }
     }
 }

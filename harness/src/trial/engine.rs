@@ -185,7 +185,7 @@ async fn run_with_site(
         step_timeout: settings.step_timeout.min(scenario.timeout),
         lease_ttl: settings.lease_ttl,
         webdriver_url: settings.webdriver_url.clone(),
-        proxy: None,
+        proxy: site.proxy_url(),
         own_process_group: true,
         fast_first_navigation: settings.fast_first_navigation,
         start_gate: false,
