@@ -111,8 +111,11 @@ impl EffectFault {
 pub struct EffectMatcher {
     except: Vec<String>,
     prefix: Option<String>,
-    when: Option<Arc<dyn Fn(&str, &str) -> bool + Send + Sync>>,
+    when: Option<RequestPredicate>,
 }
+
+/// A test of a request's method and path.
+type RequestPredicate = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
 
 impl std::fmt::Debug for EffectMatcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
