@@ -9,6 +9,42 @@ use browser_fault::prelude::*;
 
 pub mod roundup;
 
+/// The bundled fixture site started once for the whole test binary, on a runtime of its own
+/// that lives as long as the process: a site "of the user's own", reached only through its
+/// URL, for the suites that treat it so.
+pub fn shared_fixture_site() -> &'static browser_fault::fixtures::FixtureSite {
+    use browser_fault::fixtures::{FixtureSite, SiteConfig};
+    static SITE: std::sync::OnceLock<FixtureSite> = std::sync::OnceLock::new();
+    SITE.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(async move {
+                let site = FixtureSite::start(SiteConfig::default())
+                    .await
+                    .expect("the site starts");
+                tx.send(site).expect("the test waits for the site");
+                std::future::pending::<()>().await;
+            });
+        });
+        rx.recv().expect("the site started")
+    })
+}
+
+/// A demo account of the bundled site, as a user's site spec names it.
+pub fn demo_account(index: usize) -> Account {
+    let demo = &browser_fault::fixtures::DEMO_ACCOUNTS[index];
+    Account {
+        id: demo.id.to_owned(),
+        tenant: Some(demo.tenant.to_owned()),
+        username: demo.username.to_owned(),
+        password: Secret::new(demo.password),
+    }
+}
+
 /// The thread every suite scenario writes to.
 pub const THREAD: &str = "42";
 

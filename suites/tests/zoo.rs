@@ -85,11 +85,92 @@ async fn lock_picker(w: &mut Worker) -> TaskResult {
     browser_fault_suites::lock_picker(w).await
 }
 
+/// A user's site whose ledger can be read when the trial starts, and never again: the site
+/// went down mid-trial. Not an agent's bug: the harness must say "site unreachable" in the
+/// verdicts that judge the site, never pass them on an empty ledger, never panic, and still
+/// remove every profile with proof.
+#[derive(Debug)]
+struct GoesDown {
+    pages: browser_fault::site::Fixture,
+    reads: std::sync::atomic::AtomicUsize,
+}
+
+#[browser_fault::async_trait]
+impl Site for GoesDown {
+    async fn sign_in(&self, page: &Page, account: &Account) -> Result<(), TaskError> {
+        self.pages.sign_in(page, account).await
+    }
+    async fn read_page(&self, page: &Page) -> Result<PageFacts, TaskError> {
+        self.pages.read_page(page).await
+    }
+    async fn identity(&self, page: &Page) -> Result<Identity, TaskError> {
+        self.pages.identity(page).await
+    }
+    async fn effect_status(
+        &self,
+        page: &Page,
+        key: &RequestKey,
+    ) -> Result<EffectStatus, TaskError> {
+        self.pages.effect_status(page, key).await
+    }
+    async fn ledger(&self) -> Result<Vec<RemoteEffect>, SiteError> {
+        if self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+            self.pages.ledger().await
+        } else {
+            Err(SiteError::Status {
+                url: "http://127.0.0.1/__ledger".to_owned(),
+                status: 503,
+            })
+        }
+    }
+    fn is_effect_request(&self, method: &str, path: &str) -> bool {
+        self.pages.is_effect_request(method, path)
+    }
+}
+
+fn site_going_down() -> SiteSpec {
+    let site = browser_fault_suites::shared_fixture_site();
+    let pages = browser_fault::site::Fixture::new().with_ledger_url(site.ledger_url());
+    let adapter = GoesDown {
+        pages,
+        reads: std::sync::atomic::AtomicUsize::new(0),
+    };
+    SiteSpec::new(
+        site.base_url(),
+        adapter,
+        browser_fault_suites::demo_account(0),
+    )
+    .with_secrets(site.secrets())
+}
+
+#[browser_fault(at = "after_login", site = site_going_down, effects = "42")]
+async fn site_down(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::send_hello(w).await
+}
+
 /// What a case checks of the evidence beyond which invariants broke.
 type Extra = fn(&Evidence, &std::path::Path) -> Result<(), String>;
 
 /// (trial, the invariants that must break (exactly these), what else to check)
 const CASES: &[(&str, &[Invariant], Extra)] = &[
+    (
+        "site_down::after_login",
+        &[
+            Invariant::NoWrongAccount,
+            Invariant::NoDuplicate,
+            Invariant::AmbiguityVisible,
+            Invariant::ClaimsMatchFacts,
+            Invariant::NoWrongObject,
+        ],
+        |e, _| {
+            explains(e, Invariant::NoDuplicate, "site unreachable")?;
+            explains(e, Invariant::NoWrongAccount, "503")?;
+            if !e.profile_cleaned {
+                return Err("the profiles were not removed with proof".to_owned());
+            }
+            Ok(())
+        },
+    ),
     (
         "blind_retry::after_click::landed",
         &[Invariant::NoDuplicate],

@@ -214,6 +214,7 @@ pub fn judge(f: &Facts) -> Vec<Verdict> {
                 v.invariant,
                 Invariant::NoWrongAccount
                     | Invariant::NoDuplicate
+                    | Invariant::AmbiguityVisible
                     | Invariant::NoWrongObject
                     | Invariant::ClaimsMatchFacts
             ) {

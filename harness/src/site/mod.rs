@@ -466,3 +466,103 @@ pub fn fixture_site() -> SiteSpec {
 
 /// The account a scenario acts as on the fixture site when `account` is not given.
 pub const DEFAULT_ACCOUNT: &str = "acct-test-42";
+
+#[cfg(all(test, feature = "fixture-site"))]
+mod tests {
+    use super::*;
+    use crate::plan::CrashMode;
+    use crate::registry::{Scenario, ScenarioFuture};
+    use crate::worker::{Secret, Worker};
+
+    fn idle(_: &mut Worker) -> ScenarioFuture<'_> {
+        Box::pin(async { Ok(crate::worker::Outcome::Completed) })
+    }
+
+    static EVERYTHING: Scenario = Scenario::new(
+        "s",
+        "m",
+        "f.rs",
+        1,
+        &Boundary::ALL,
+        &[
+            Hazard::ExpiredSession,
+            Hazard::AccountSwitch,
+            Hazard::CredentialRotated,
+            Hazard::StaleTab,
+            Hazard::BrowserVersionChanged,
+        ],
+        CrashMode::Kill,
+        Scenario::DEFAULT_TIMEOUT,
+        None,
+        None,
+        fixture_site,
+        idle,
+    );
+
+    fn account(id: &str) -> Account {
+        Account {
+            id: id.to_owned(),
+            tenant: None,
+            username: id.to_owned(),
+            password: Secret::new("pw"),
+        }
+    }
+
+    #[test]
+    fn a_users_site_says_why_a_trial_cannot_run() {
+        let trials = crate::trial::expand(&EVERYTHING);
+        let reason = |spec: &SiteSpec, name: &str| {
+            let trial = trials
+                .iter()
+                .find(|t| t.name() == format!("s::{name}"))
+                .unwrap_or_else(|| panic!("no trial {name}"));
+            spec.cannot_run(trial)
+        };
+        let fixture = fixture_site();
+        assert!(trials.iter().all(|t| fixture.cannot_run(t).is_none()));
+
+        let user = SiteSpec::new("http://127.0.0.1:1/", Fixture::new(), account("alice"));
+        for runs in [
+            "after_click::landed",
+            "after_click::live_request_lost",
+            "hazard::expired_session",
+            "hazard::browser_version_changed",
+            "concurrent_profile::lock_removed",
+            "stale_profile_restore::older_generation",
+        ] {
+            assert_eq!(reason(&user, runs), None, "{runs}");
+        }
+        let no_proxy = user.clone().without_fault_proxy();
+        assert!(reason(&no_proxy, "after_click::lost").is_some_and(|r| r.contains("proxy")));
+        assert!(reason(&no_proxy, "hazard::expired_session").is_some_and(|r| r.contains("proxy")));
+        for switch in [
+            "after_target_verified::account_switched",
+            "stale_profile_restore::other_account",
+            "hazard::account_switch",
+        ] {
+            assert!(
+                reason(&user, switch).is_some_and(|r| r.contains("second account")),
+                "{switch}"
+            );
+            let both = user.clone().other_account(account("bob"));
+            assert_eq!(reason(&both, switch), None, "{switch}");
+        }
+        for knob in [
+            "after_login::live_account_switch",
+            "hazard::credential_rotated",
+            "hazard::stale_tab",
+        ] {
+            assert!(
+                reason(&user, knob).is_some_and(|r| r.contains("bundled site")),
+                "{knob}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_other_accounts_password_is_a_secret_too() {
+        let spec = SiteSpec::new("http://127.0.0.1:1", Fixture::new(), account("alice"))
+            .other_account(account("bob"));
+        assert_eq!(spec.secrets, ["pw", "pw"]);
+    }
+}
