@@ -24,16 +24,28 @@ use crate::trial::{self, Trial, TrialSettings};
 /// Exit code when the aggregate gate finds a trial without cleanup proof.
 pub const EXIT_CLEANUP_GATE: i32 = 3;
 
+/// Exit code when the browser binaries are missing or mismatched: said once, up front, with
+/// the fix, instead of failing every trial on its own.
+pub const EXIT_NO_BROWSER: i32 = 5;
+
 /// Exit code when a scenario never acted in any of the trials that ran: every trial passed
 /// without the side effect it exists to test.
 pub const EXIT_NEVER_ACTED: i32 = 4;
 
 /// The `main` of a `harness = false` test target: runs every trial of every scenario
-/// linked into the binary with libtest-mimic's flags. Use it through [`main!`](crate::main!).
+/// linked into the binary with libtest-mimic's flags and the settings of the environment.
+/// Use it through [`main!`](crate::main!).
 pub fn main() -> ! {
+    main_with(TrialSettings::from_env)
+}
+
+/// [`main`] with settings of the caller's own (another step timeout, another evidence
+/// folder…), made by `settings` in the test process only (a worker process never needs
+/// them). Use it through `main!(settings = path)`.
+pub fn main_with(settings: impl FnOnce() -> TrialSettings) -> ! {
     enter_worker_role_if_asked();
     let (args, filters) = arguments(std::env::args());
-    let settings = TrialSettings::from_env();
+    let settings = settings();
     sweep_before_run(&settings);
     let trials: Vec<Trial> = registry::scenarios()
         .into_iter()
@@ -83,13 +95,53 @@ pub fn arguments(raw: impl IntoIterator<Item = String>) -> (Arguments, Vec<Strin
     (Arguments::from_iter(rest), filters)
 }
 
-/// Runs `trials` as libtest-mimic tests, then applies the aggregate gate: every trial that
-/// ran must have cleanup proof, or the whole run fails closed.
-pub fn run_trials(
-    args: &Arguments,
-    trials: Vec<Trial>,
-    settings: TrialSettings,
-) -> libtest_mimic::Conclusion {
+/// How a run of trials ended: libtest-mimic's counts, and the runner's two gates.
+#[derive(Debug)]
+#[must_use = "a run's conclusion says whether it failed: call `exit()` or read it"]
+pub struct Conclusion {
+    /// Passed, failed, ignored, as libtest-mimic counted them.
+    pub tests: libtest_mimic::Conclusion,
+    /// Trials that ran without cleanup proof (profiles may be left).
+    pub unproven_cleanups: usize,
+    /// Scenarios that declare a side effect and never acted in any trial that ran.
+    pub never_acted: Vec<String>,
+    /// Why no trial ran: the browser binaries could not be found (the message names the fix).
+    pub no_browser: Option<String>,
+}
+
+impl Conclusion {
+    /// The process exit code: 0 on success, 101 when a trial failed (as libtest),
+    /// [`EXIT_CLEANUP_GATE`] when a trial has no cleanup proof, [`EXIT_NEVER_ACTED`] when a
+    /// scenario never acted. The gates come first: they fail closed whatever the tests say.
+    pub fn exit_code(&self) -> i32 {
+        if self.no_browser.is_some() {
+            EXIT_NO_BROWSER
+        } else if self.unproven_cleanups > 0 {
+            EXIT_CLEANUP_GATE
+        } else if !self.never_acted.is_empty() {
+            EXIT_NEVER_ACTED
+        } else if self.tests.has_failed() {
+            101
+        } else {
+            0
+        }
+    }
+
+    /// Whether the run failed, by a trial or a gate.
+    pub fn has_failed(&self) -> bool {
+        self.exit_code() != 0
+    }
+
+    /// Exits the process with [`Conclusion::exit_code`].
+    pub fn exit(self) -> ! {
+        std::process::exit(self.exit_code())
+    }
+}
+
+/// Runs `trials` as libtest-mimic tests, then applies the aggregate gates: every trial that
+/// ran must have cleanup proof, and a scenario that declares a side effect must have acted,
+/// or the run fails closed. Prints what a gate found; exiting is the caller's.
+pub fn run_trials(args: &Arguments, trials: Vec<Trial>, settings: TrialSettings) -> Conclusion {
     let gate = Arc::new(Gate::default());
     let settings = Arc::new(settings);
     // An external site is one site for every trial: its ledger can only be read per trial
@@ -97,6 +149,26 @@ pub fn run_trials(
     let mut args = args.clone();
     if trials.iter().any(|t| (t.scenario.site)().is_shared()) {
         args.test_threads = Some(1);
+    }
+    // A missing browser is said once, with its fix, before any trial starts.
+    let runs_something = !args.list && trials.iter().any(|t| t.cannot_run().is_none());
+    if runs_something && settings.webdriver_url.is_none() {
+        if let Err(e) = crate::browser::BrowserBinaries::discover_cached() {
+            let why = error_chain(&e);
+            eprintln!("browser-fault: no trial can run: {why}");
+            return Conclusion {
+                tests: libtest_mimic::Conclusion {
+                    num_filtered_out: 0,
+                    num_passed: 0,
+                    num_failed: 0,
+                    num_ignored: 0,
+                    num_measured: 0,
+                },
+                unproven_cleanups: 0,
+                never_acted: Vec::new(),
+                no_browser: Some(why),
+            };
+        }
     }
     let args = &args;
     // What cannot run here, and why: libtest-mimic lists an ignored test without a reason,
@@ -129,7 +201,7 @@ pub fn run_trials(
             eprintln!("browser-fault: {name} is ignored: {why}");
         }
     }
-    let conclusion = libtest_mimic::run(args, tests);
+    let tests = libtest_mimic::run(args, tests);
     if !args.list && !ignored.is_empty() && !args.ignored && !args.include_ignored {
         eprintln!(
             "browser-fault: {} trial(s) ignored, as this site cannot make their fault:",
@@ -149,16 +221,17 @@ pub fn run_trials(
             ran - proven,
             settings.out_dir.display()
         );
-        std::process::exit(EXIT_CLEANUP_GATE);
     }
-    let idle = gate.never_acted();
-    if !idle.is_empty() {
-        for line in &idle {
-            eprintln!("browser-fault: {line}");
-        }
-        std::process::exit(EXIT_NEVER_ACTED);
+    let never_acted = gate.never_acted();
+    for line in &never_acted {
+        eprintln!("browser-fault: {line}");
     }
-    conclusion
+    Conclusion {
+        tests,
+        unproven_cleanups: ran - proven,
+        never_acted,
+        no_browser: None,
+    }
 }
 
 #[cfg(test)]
@@ -430,11 +503,30 @@ fn run_scenario(scenario: &'static Scenario, settings: &TrialSettings) -> Vec<St
 ///
 /// browser_fault::main!();
 /// ```
+///
+/// With settings of your own, made in the test process only:
+///
+/// ```no_run
+/// use browser_fault::trial::TrialSettings;
+///
+/// fn settings() -> TrialSettings {
+///     let mut s = TrialSettings::from_env();
+///     s.step_timeout = std::time::Duration::from_secs(40);
+///     s
+/// }
+///
+/// browser_fault::main!(settings = settings);
+/// ```
 #[macro_export]
 macro_rules! main {
     () => {
         fn main() {
             $crate::runner::main()
+        }
+    };
+    (settings = $settings:path $(,)?) => {
+        fn main() {
+            $crate::runner::main_with($settings)
         }
     };
 }

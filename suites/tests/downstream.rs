@@ -42,6 +42,11 @@ fn workspace() -> &'static Path {
 
 /// `cargo test --test agent -- <args>` in the downstream crate.
 fn cargo_test_agent(args: &[&str]) -> Output {
+    cargo_test_agent_with(args, &[])
+}
+
+/// [`cargo_test_agent`] with more environment variables.
+fn cargo_test_agent_with(args: &[&str], env: &[(&str, &str)]) -> Output {
     let _one_at_a_time = INNER_CARGO.lock().unwrap_or_else(PoisonError::into_inner);
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -59,6 +64,7 @@ fn cargo_test_agent(args: &[&str]) -> Output {
         // Evidence lands in the inner target folder; snapshots in the crate's own folder.
         .env_remove("BROWSER_FAULT_OUT")
         .env_remove("BROWSER_FAULT_SNAPSHOTS")
+        .envs(env.iter().copied())
         .output()
         .expect("failed to start cargo");
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -87,6 +93,25 @@ fn lists_the_trials_under_their_stable_names() {
         .filter_map(|l| l.strip_suffix(": test"))
         .collect();
     assert_eq!(listed, TRIALS);
+}
+
+#[test]
+fn a_missing_browser_is_said_once_with_its_fix_and_its_own_exit_code() {
+    let output = cargo_test_agent_with(
+        &["send_hello::after_click"],
+        &[("BROWSER_FAULT_CHROMEDRIVER", "/nonexistent/chromedriver")],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(5), "EXIT_NO_BROWSER");
+    assert_eq!(
+        stderr.matches("no trial can run").count(),
+        1,
+        "said once, not once per trial"
+    );
+    assert!(
+        stderr.contains("BROWSER_FAULT_CHROMEDRIVER"),
+        "the message names the fix"
+    );
 }
 
 #[test]
