@@ -152,23 +152,24 @@ pub fn run_trials(args: &Arguments, trials: Vec<Trial>, settings: TrialSettings)
     }
     // A missing browser is said once, with its fix, before any trial starts.
     let runs_something = !args.list && trials.iter().any(|t| t.cannot_run().is_none());
-    if runs_something && settings.webdriver_url.is_none() {
-        if let Err(e) = crate::browser::BrowserBinaries::discover_cached() {
-            let why = error_chain(&e);
-            eprintln!("browser-fault: no trial can run: {why}");
-            return Conclusion {
-                tests: libtest_mimic::Conclusion {
-                    num_filtered_out: 0,
-                    num_passed: 0,
-                    num_failed: 0,
-                    num_ignored: 0,
-                    num_measured: 0,
-                },
-                unproven_cleanups: 0,
-                never_acted: Vec::new(),
-                no_browser: Some(why),
-            };
-        }
+    if runs_something
+        && settings.webdriver_url.is_none()
+        && let Err(e) = crate::browser::BrowserBinaries::discover_cached()
+    {
+        let why = error_chain(&e);
+        eprintln!("browser-fault: no trial can run: {why}");
+        return Conclusion {
+            tests: libtest_mimic::Conclusion {
+                num_filtered_out: 0,
+                num_passed: 0,
+                num_failed: 0,
+                num_ignored: 0,
+                num_measured: 0,
+            },
+            unproven_cleanups: 0,
+            never_acted: Vec::new(),
+            no_browser: Some(why),
+        };
     }
     let args = &args;
     // What cannot run here, and why: libtest-mimic lists an ignored test without a reason,
