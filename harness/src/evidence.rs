@@ -9,8 +9,8 @@ use crate::cleanup::CleanupOutcome;
 use crate::fault::{FaultRecord, ScreenshotRef};
 use crate::journal::Checkpoint;
 use crate::oracle::{LeakedProfile, Verdict};
+use crate::plan::Variant;
 use crate::plan::{Boundary, CrashMode, Hazard};
-use crate::trial::Variant;
 use crate::worker::WorkerResult;
 
 /// How a worker's life ended, as the trial saw it.
@@ -282,7 +282,7 @@ impl Evidence {
             settings.add_redaction(".checkpoint_trace[].incarnation", "[racer]");
             settings.add_redaction(".verdicts[3].explanation", "[one winner, one safe stop]");
         }
-        let name = crate::trial::snapshot_name(&self.trial);
+        let name = self.trial.replace("::", "__");
         settings.bind(|| insta::assert_json_snapshot!(name, view));
     }
 }

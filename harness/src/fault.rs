@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
+use crate::error::WorkerResult;
 use crate::plan::Boundary;
-use crate::worker::WorkerResult;
 
 /// A file the fault point wrote, named in evidence by file name and hash.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

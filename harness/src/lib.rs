@@ -3,6 +3,7 @@
 
 pub mod browser;
 pub mod cleanup;
+mod error;
 pub mod evidence;
 pub mod fault;
 pub mod journal;

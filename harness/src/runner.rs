@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use libtest_mimic::{Arguments, Failed};
 
+use crate::error::error_chain;
 use crate::registry::{self, Scenario};
 use crate::trial::{self, Trial, TrialSettings};
 
@@ -398,17 +399,6 @@ fn run_one(trial: &Trial, settings: &TrialSettings, gate: &Gate) -> Result<(), F
         })?;
     }
     Ok(())
-}
-
-pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = e.source();
-    while let Some(inner) = source {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
-        source = inner.source();
-    }
-    s
 }
 
 /// The orphan sweep of DESIGN.md's trial lifecycle: trial roots of earlier, dead runs.

@@ -186,7 +186,7 @@ pub async fn chatty(w: &mut Worker) -> TaskResult {
     send_hello(w).await
 }
 
-/// The reference agent with a sign-in of its own (not [`Page::login`]) that marks the
+/// The reference agent with a sign-in of its own (not [`Page::sign_in`]) that marks the
 /// `after_login` fault point itself, as an agent with its own helpers must.
 pub async fn own_login_marked(w: &mut Worker) -> TaskResult {
     own_login(w, true).await

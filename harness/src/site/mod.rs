@@ -11,7 +11,7 @@
 //! holds, loses or drops the request that carries the side effect, and expires the
 //! session's cookies, so the `after_click` variants and the network faults run against any
 //! site. What still cannot run against a site is listed as ignored, with its reason
-//! ([`SiteSpec::cannot_run`]).
+//! ([`Trial::cannot_run`](crate::trial::Trial::cannot_run)).
 
 #[cfg(feature = "fixture-site")]
 mod fixture;
@@ -21,265 +21,13 @@ mod running;
 use std::fmt;
 use std::sync::Arc;
 
-use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
-
+pub use crate::worker::adapter::{Identity, PageFacts, PageKind, RemoteEffect, Site, SiteError};
 #[cfg(feature = "fixture-site")]
 pub use fixture::Fixture;
 pub use http::Http;
 pub(crate) use running::RunningSite;
 
-use crate::journal::RequestKey;
-use crate::plan::{Boundary, Hazard};
-use crate::trial::{FaultPlan, Trial, Variant};
-use crate::worker::{Account, EffectStatus, Page, TaskError};
-
-/// One side effect the remote side accepted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RemoteEffect {
-    /// The site's sequence number for the effect: unique, increasing.
-    pub seq: u64,
-    /// The request key the agent sent with it (empty when it sent none).
-    pub request_key: String,
-    /// The account the site attributed it to.
-    pub account: String,
-    /// The tenant of that account, on a site that has tenants.
-    pub tenant: Option<String>,
-    /// The object it acted on.
-    pub object: String,
-}
-
-#[cfg(feature = "fixture-site")]
-impl From<browser_fault_fixtures::LedgerEntry> for RemoteEffect {
-    fn from(e: browser_fault_fixtures::LedgerEntry) -> Self {
-        RemoteEffect {
-            seq: e.seq,
-            request_key: e.request_key,
-            account: e.account,
-            tenant: Some(e.tenant),
-            object: e.object,
-        }
-    }
-}
-
-/// Who the site says a session is.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Identity {
-    /// The account, as [`Account::id`] names it.
-    pub account_id: String,
-    /// Its tenant, on a site that has tenants.
-    pub tenant_id: Option<String>,
-}
-
-/// What kind of page the browser shows, as far as an agent's safety goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub enum PageKind {
-    /// The site asks to sign in.
-    SignIn,
-    /// A page that stands between the agent and its target (a consent or re-login prompt):
-    /// never clicked through.
-    Interstitial,
-    /// The site says the object the page was opened for is gone or changed.
-    Stale,
-    /// Anything else: the site's content.
-    Content,
-}
-
-/// What the current page shows, read by the site's adapter ([`Site::read_page`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PageFacts {
-    /// The kind of page.
-    pub kind: PageKind,
-    /// The site's own name for the page (`thread`, `issue.item`…), for logs and tests.
-    pub label: Option<String>,
-    /// The account the page says is signed in.
-    pub account: Option<String>,
-    /// The tenant the page names.
-    pub tenant: Option<String>,
-    /// The object the page shows (a thread, an issue…).
-    pub object: Option<String>,
-}
-
-impl PageFacts {
-    /// A page of `kind` that names nothing yet.
-    pub fn new(kind: PageKind) -> Self {
-        PageFacts {
-            kind,
-            label: None,
-            account: None,
-            tenant: None,
-            object: None,
-        }
-    }
-    /// The site's own name for the page.
-    pub fn label(mut self, label: impl Into<String>) -> Self {
-        self.label = Some(label.into());
-        self
-    }
-    /// The account the page names.
-    pub fn account(mut self, account: impl Into<String>) -> Self {
-        self.account = Some(account.into());
-        self
-    }
-    /// The tenant the page names.
-    pub fn tenant(mut self, tenant: impl Into<String>) -> Self {
-        self.tenant = Some(tenant.into());
-        self
-    }
-    /// The object the page shows.
-    pub fn object(mut self, object: impl Into<String>) -> Self {
-        self.object = Some(object.into());
-        self
-    }
-}
-
-/// Why the harness could not read the site (its ledger, or a reset).
-///
-/// URLs in these errors carry no query string: a ledger token must not reach a report.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SiteError {
-    /// Nothing answered, or the connection broke.
-    #[error("the site could not be reached at {url}")]
-    Unreachable {
-        /// The URL, without its query string.
-        url: String,
-        /// What failed.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-    /// The site answered with an error status.
-    #[error("the site answered {status} to {url}")]
-    Status {
-        /// The URL, without its query string.
-        url: String,
-        /// The HTTP status.
-        status: u16,
-    },
-    /// The site's answer was not what the adapter expected.
-    #[error("the site's answer to {url} could not be read: {why}")]
-    Reply {
-        /// The URL, without its query string.
-        url: String,
-        /// What was wrong with it.
-        why: String,
-    },
-    /// The adapter cannot do this here (e.g. read the ledger inside a worker process).
-    #[error("the site adapter cannot {0}")]
-    Unsupported(&'static str),
-    /// Anything else the adapter reports.
-    #[error("{0}")]
-    Other(String),
-}
-
-impl SiteError {
-    /// Whether trying again soon may help (the site was down or busy).
-    pub fn is_transient(&self) -> bool {
-        match self {
-            SiteError::Unreachable { .. } => true,
-            SiteError::Status { status, .. } => *status >= 500 || *status == 429,
-            _ => false,
-        }
-    }
-}
-
-/// A website as the harness drives and judges it: implement it once for your site.
-///
-/// The browser-side methods run inside a worker, on the worker's [`Page`] (with the
-/// session's cookies); keep them read-only except [`sign_in`](Site::sign_in). The
-/// harness-side methods run in the test process and must not use a browser.
-///
-/// Implement it with `#[browser_fault::async_trait]` on the impl block:
-///
-/// ```no_run
-/// use browser_fault::prelude::*;
-/// use browser_fault::site::{Http, PageFacts, PageKind, RemoteEffect, SiteError};
-///
-/// #[derive(Debug)]
-/// struct Tracker { http: Http, ledger_url: String }
-///
-/// #[browser_fault::async_trait]
-/// impl Site for Tracker {
-///     async fn sign_in(&self, page: &Page, account: &Account) -> Result<(), TaskError> {
-///         page.fill("input[name=user]", &account.username).await?;
-///         page.fill("input[name=pass]", account.password.expose()).await?;
-///         page.click("button[type=submit]").await?;
-///         page.wait_for("#logout").await
-///     }
-///     async fn read_page(&self, page: &Page) -> Result<PageFacts, TaskError> {
-///         let signed_in_as = page.script("return document.querySelector('#whoami')?.textContent ?? null").await?;
-///         Ok(match signed_in_as.as_str() {
-///             Some(who) => PageFacts::new(PageKind::Content).account(who),
-///             None => PageFacts::new(PageKind::SignIn),
-///         })
-///     }
-///     async fn identity(&self, page: &Page) -> Result<Identity, TaskError> {
-///         let facts = self.read_page(page).await?;
-///         let account_id = facts.account.ok_or(SafeStop::NotSignedIn)?;
-///         Ok(Identity { account_id, tenant_id: None })
-///     }
-///     async fn effect_status(&self, page: &Page, key: &RequestKey) -> Result<EffectStatus, TaskError> {
-///         let (_, found) = page.api_get(&format!("/api/search?key={key}")).await?;
-///         Ok(if found.as_array().is_some_and(|a| !a.is_empty()) { EffectStatus::Present } else { EffectStatus::Absent })
-///     }
-///     async fn ledger(&self) -> Result<Vec<RemoteEffect>, SiteError> {
-///         self.http.get_json(&self.ledger_url).await
-///     }
-/// }
-/// ```
-#[async_trait]
-pub trait Site: Send + Sync + fmt::Debug + 'static {
-    /// Signs in as `account` through the page, which shows the site's sign-in page. Returns
-    /// once the site has answered; a refused sign-in is [`SafeStop::NotSignedIn`]. The
-    /// worker crosses the `after_login` fault point after it ([`Page::sign_in`]).
-    ///
-    /// [`SafeStop::NotSignedIn`]: crate::worker::SafeStop::NotSignedIn
-    async fn sign_in(&self, page: &Page, account: &Account) -> Result<(), TaskError>;
-
-    /// What the current page shows: a sign-in page, an interstitial, a stale object, or
-    /// content, with the account, tenant and object it names. The harness's target check
-    /// ([`Page::expect_target`]) compares these with what the agent expects.
-    async fn read_page(&self, page: &Page) -> Result<PageFacts, TaskError>;
-
-    /// Who the site says this session is, asked of the site itself (an API, a profile
-    /// page), not read from the current page. Not signed in is [`SafeStop::NotSignedIn`].
-    ///
-    /// [`SafeStop::NotSignedIn`]: crate::worker::SafeStop::NotSignedIn
-    async fn identity(&self, page: &Page) -> Result<Identity, TaskError>;
-
-    /// Whether the site holds the effect sent with `key`: the read-only reconciliation of
-    /// an effect whose outcome the agent did not observe. Must not change anything.
-    async fn effect_status(&self, page: &Page, key: &RequestKey)
-    -> Result<EffectStatus, TaskError>;
-
-    /// Every effect the site accepted, in sequence order, read by the harness (not the
-    /// browser) without changing anything. Errors are retried briefly, then reported in the
-    /// trial's verdicts: never a panic.
-    async fn ledger(&self) -> Result<Vec<RemoteEffect>, SiteError>;
-
-    /// Brings the site back to a known state before a trial (default: nothing; the trial
-    /// then judges only the effects that appeared while it ran).
-    async fn reset(&self) -> Result<(), SiteError> {
-        Ok(())
-    }
-
-    /// A route of the site that shows its sign-in page to a signed-out browser (default
-    /// `/`): where the harness signs a profile in as another account.
-    fn home(&self) -> String {
-        "/".to_owned()
-    }
-
-    /// Whether a request of the browser carries a side effect: the fault proxy holds, loses
-    /// or drops the first such request of an `after_click` trial. By default any request
-    /// whose method is not `GET`, `HEAD` or `OPTIONS`; narrow it when the site signs in or
-    /// autosaves with such requests too. `path` has no query string.
-    fn is_effect_request(&self, method: &str, path: &str) -> bool {
-        let _ = path;
-        !matches!(method, "GET" | "HEAD" | "OPTIONS")
-    }
-}
+use crate::worker::Account;
 
 /// How a trial gets its site: what `site = path` in `#[browser_fault]` returns.
 #[derive(Clone, Debug)]
@@ -410,51 +158,19 @@ impl SiteSpec {
         self.site.clone()
     }
 
-    /// Why `trial` cannot run against this site, or `None` when it can. Such a trial is
-    /// listed as ignored with this reason, never run against a site that cannot make its
-    /// fault deterministic.
-    pub fn cannot_run(&self, trial: &Trial) -> Option<&'static str> {
-        #[cfg(feature = "fixture-site")]
-        if let SiteKind::Fixture(_) = self.kind {
-            return None;
-        }
-        const NO_PROXY: &str = "needs the fault proxy (the site spec turned it off)";
-        const NO_OTHER: &str = "needs a second account of the site (`SiteSpec::other_account`)";
-        match trial.plan {
-            FaultPlan::Boundary {
-                boundary: Boundary::AfterClick,
-                ..
-            } if !self.fault_proxy => Some(NO_PROXY),
-            FaultPlan::Boundary {
-                variant: Some(Variant::AccountSwitched | Variant::OtherAccount),
-                ..
-            } if self.other_account.is_none() => Some(NO_OTHER),
-            FaultPlan::Boundary {
-                variant:
-                    Some(
-                        Variant::LiveAccountSwitch
-                        | Variant::LiveTenantSwitch
-                        | Variant::LiveObjectSwap,
-                    ),
-                ..
-            } => Some(
-                "changes the site's own records under a live session: only the bundled site has that knob",
-            ),
-            FaultPlan::Boundary { .. } => None,
-            FaultPlan::Hazard { hazard } => match hazard {
-                Hazard::ExpiredSession if !self.fault_proxy => Some(NO_PROXY),
-                Hazard::ExpiredSession | Hazard::BrowserVersionChanged => None,
-                Hazard::AccountSwitch if self.other_account.is_none() => Some(NO_OTHER),
-                Hazard::AccountSwitch => None,
-                Hazard::CredentialRotated => {
-                    Some("rotates the account's password: only the bundled site has that knob")
-                }
-                Hazard::LoginInterstitial
-                | Hazard::ConsentInterstitial
-                | Hazard::TenantMismatch
-                | Hazard::StaleTab => Some("a page only the bundled site shows"),
-            },
-        }
+    /// Whether this is the bundled fixture site, with every knob.
+    pub(crate) fn is_fixture(&self) -> bool {
+        !self.is_shared()
+    }
+
+    /// Whether the fault proxy stands between the browsers and the site.
+    pub(crate) fn has_fault_proxy(&self) -> bool {
+        self.fault_proxy
+    }
+
+    /// Whether the spec names a second account for the account switches.
+    pub(crate) fn has_other_account(&self) -> bool {
+        self.other_account.is_some()
     }
 }
 
@@ -470,7 +186,7 @@ pub const DEFAULT_ACCOUNT: &str = "acct-test-42";
 #[cfg(all(test, feature = "fixture-site"))]
 mod tests {
     use super::*;
-    use crate::plan::CrashMode;
+    use crate::plan::{Boundary, CrashMode, Hazard};
     use crate::registry::{Scenario, ScenarioFuture};
     use crate::worker::{Secret, Worker};
 
@@ -516,10 +232,10 @@ mod tests {
                 .iter()
                 .find(|t| t.name() == format!("s::{name}"))
                 .unwrap_or_else(|| panic!("no trial {name}"));
-            spec.cannot_run(trial)
+            trial.cannot_run_on(spec)
         };
         let fixture = fixture_site();
-        assert!(trials.iter().all(|t| fixture.cannot_run(t).is_none()));
+        assert!(trials.iter().all(|t| t.cannot_run_on(&fixture).is_none()));
 
         let user = SiteSpec::new("http://127.0.0.1:1/", Fixture::new(), account("alice"));
         for runs in [

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::{RemoteEffect, Site, SiteError, SiteKind, SiteSpec};
 use crate::plan::Hazard;
+use crate::plan::Variant;
 use crate::proxy::{EffectFault, EffectMatcher, FaultProxy};
-use crate::trial::Variant;
 use crate::worker::Account;
 
 /// A site started for one trial.
@@ -326,7 +326,7 @@ impl RunningSite {
             .clone()
             .ok_or("the site spec names no other account")?;
         let fail = |what: &str, e: &dyn std::error::Error| {
-            format!("{what}: {}", crate::runner::error_chain(e))
+            format!("{what}: {}", crate::error::error_chain(e))
         };
         // A journal of its own: this browser is the harness's, not an incarnation of the run.
         let journal_path = root.join("account-switch.sqlite3");
@@ -428,7 +428,7 @@ impl RunningSite {
     fn note_failure(&self, e: &SiteError) {
         let mut failure = self.failure.lock().unwrap_or_else(|p| p.into_inner());
         if failure.is_none() {
-            *failure = Some(crate::runner::error_chain(e));
+            *failure = Some(crate::error::error_chain(e));
         }
     }
 

@@ -122,6 +122,6 @@ pub(super) fn missed(w: &WorkerEvidence, armed: Option<Boundary>) -> String {
         WorkerEnd::Died | WorkerEnd::Crashed => format!("worker 1 died before reaching {point}"),
     };
     format!(
-        "{how} (fault points sit in `Page::login`, `side_effect(..).run()`, the worker's start, and wherever the agent calls `Worker::fault_point`)"
+        "{how} (fault points sit in `Page::sign_in`, `side_effect(..).run()`, the worker's start, and wherever the agent calls `Worker::fault_point`)"
     )
 }

@@ -278,7 +278,7 @@ pub(crate) async fn run_worker(
         Err(e) => {
             log.line(&format!(
                 "worker did not start: {}",
-                crate::runner::error_chain(&e)
+                crate::error::error_chain(&e)
             ));
             hook.report(WorkerEvent::Finished {
                 result: WorkerResult::Err(e.kind()),

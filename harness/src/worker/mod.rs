@@ -2,11 +2,11 @@
 //!
 //! A [`Worker`] is what a scenario gets. It holds the profile's lease, runs a real Chromium
 //! on the profile, and writes the journal. The fault points of the eight boundaries live in
-//! its primitives ([`Worker::start`], [`Page::login`], [`SideEffect::run`]), so a scenario
+//! its primitives (its start, [`Page::sign_in`], [`SideEffect::run`]), so a scenario
 //! crosses them without naming them.
 
+pub(crate) mod adapter;
 mod effect;
-mod error;
 mod fault_point;
 mod locks;
 mod page;
@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::error::{FailureKind, Outcome, SafeStop, TaskError, TaskResult, WorkerResult};
 pub use effect::{EffectStatus, SideEffect};
-pub use error::{FailureKind, Outcome, SafeStop, TaskError, TaskResult, WorkerResult};
 pub use page::{Page, Target};
 
 pub(crate) use fault_point::strike;
@@ -177,7 +177,7 @@ pub(crate) struct Shared {
     pub(crate) log: LogSink,
     pub(crate) journal: Journal,
     /// The site's adapter: its sign-in, page facts, identity and effect status.
-    pub(crate) site: Arc<dyn crate::site::Site>,
+    pub(crate) site: Arc<dyn adapter::Site>,
     /// What the checks run since the last side effect's verify step began actually checked
     /// (see [`Page::expect_target`]).
     pub(crate) checks: Mutex<Vec<&'static str>>,
@@ -220,7 +220,7 @@ impl Worker {
     /// profile in the store. For exploring a scenario, and for testing the browser layer.
     pub async fn start_standalone(
         spec: WorkerSpec,
-        site: Arc<dyn crate::site::Site>,
+        site: Arc<dyn adapter::Site>,
     ) -> Result<Worker, TaskError> {
         let tail = Arc::new(Mutex::new(LogTail::default()));
         Worker::start(
@@ -282,7 +282,7 @@ impl Worker {
     /// dead, and launches the browser. Then the `after_profile_created` fault point.
     pub(crate) async fn start(
         spec: WorkerSpec,
-        site: Arc<dyn crate::site::Site>,
+        site: Arc<dyn adapter::Site>,
         fault: Arc<FaultHook>,
         log: LogSink,
     ) -> Result<Worker, TaskError> {
@@ -537,7 +537,7 @@ impl Worker {
     /// effect: a profile's login is never trusted from its directory name or its history.
     ///
     /// [`Site::identity`]: crate::site::Site::identity
-    pub async fn probe_identity(&mut self) -> Result<crate::site::Identity, TaskError> {
+    pub async fn probe_identity(&mut self) -> Result<adapter::Identity, TaskError> {
         let page = self.page();
         let identity = page.identity().await?;
         let expected = &self.shared.spec.account;
@@ -655,7 +655,7 @@ impl Worker {
     /// with `boundary`, the fault engine strikes here (for a crash boundary this call never
     /// returns: the worker is killed). Unarmed, it costs one comparison.
     ///
-    /// The harness's own helpers mark their points ([`Page::login`] marks `after_login`,
+    /// The harness's own helpers mark their points ([`Page::sign_in`] marks `after_login`,
     /// [`SideEffect::run`] marks `after_target_verified`, `browser_crash`, `after_click` and
     /// `after_remote_effect`, [`Worker`]'s start marks `after_profile_created`). An agent
     /// that signs in or acts through its own code marks the same points itself, or its

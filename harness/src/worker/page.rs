@@ -15,11 +15,11 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use thirtyfour::prelude::*;
 
+use super::adapter::{Identity, PageFacts, PageKind};
 use super::{Shared, strike};
 use crate::browser::{BrowserError, SessionToken};
 use crate::journal::RequestKey;
 use crate::plan::Boundary;
-use crate::site::{Identity, PageFacts, PageKind};
 use crate::worker::{Account, EffectStatus, SafeStop, TaskError};
 
 /// What a page must show before a side effect may be taken on it. A URL check alone is

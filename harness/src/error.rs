@@ -189,3 +189,16 @@ impl From<&TaskResult> for WorkerResult {
         }
     }
 }
+
+/// An error and its sources on one line, `outer: inner: innermost`: what a log line or a
+/// verdict says of an error.
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        s.push_str(": ");
+        s.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    s
+}
