@@ -79,6 +79,15 @@ pub enum BrowserError {
     /// chromedriver could not be started.
     #[error("failed to start chromedriver")]
     DriverStart(#[source] std::io::Error),
+    /// The browser's own `TMPDIR` could not be made.
+    #[error("failed to make the browser's temporary folder {path}")]
+    TempDir {
+        /// The folder.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// chromedriver started but never said it was ready.
     #[error("chromedriver did not become ready within {0:?}")]
     DriverNotReady(Duration),

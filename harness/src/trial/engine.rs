@@ -68,9 +68,10 @@ pub enum TrialError {
     /// The site could not be started, reset or read before the trial.
     #[error("failed to start the site")]
     Site(#[source] crate::site::SiteError),
-    /// The trial root or its journal could not be prepared.
-    #[error("failed to prepare the trial root")]
-    Setup(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The trial root, its journal, its profile or the browser binaries could not be
+    /// prepared.
+    #[error("failed to prepare the trial")]
+    Setup(#[from] SetupError),
     /// A worker could not be spawned.
     #[error("failed to spawn a worker")]
     Spawn(#[source] std::io::Error),
@@ -82,8 +83,30 @@ pub enum TrialError {
     Evidence(#[source] std::io::Error),
 }
 
-fn setup_err(e: impl std::error::Error + Send + Sync + 'static) -> TrialError {
-    TrialError::Setup(Box::new(e))
+/// What failed while a trial was being prepared.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SetupError {
+    /// The trial root, its evidence folder or its owner marker could not be written.
+    #[error("the trial's folders could not be made")]
+    Folders(#[source] std::io::Error),
+    /// The trial's journal refused.
+    #[error(transparent)]
+    Journal(#[from] crate::journal::JournalError),
+    /// The trial's profile store refused.
+    #[error(transparent)]
+    Profile(#[from] crate::profile::ProfileError),
+    /// The browser binaries are missing or mismatched.
+    #[error(transparent)]
+    Browser(#[from] crate::browser::PreflightError),
+}
+
+fn setup_err(e: impl Into<SetupError>) -> TrialError {
+    TrialError::Setup(e.into())
+}
+
+fn folders_err(e: std::io::Error) -> TrialError {
+    TrialError::Setup(SetupError::Folders(e))
 }
 
 struct Tracked {
@@ -104,12 +127,12 @@ pub async fn run_trial(trial: &Trial, settings: &TrialSettings) -> Result<TrialR
     let scenario = trial.scenario;
     let evidence_dir = settings.evidence_dir(&name);
     let _ = std::fs::remove_dir_all(&evidence_dir);
-    std::fs::create_dir_all(&evidence_dir).map_err(setup_err)?;
+    std::fs::create_dir_all(&evidence_dir).map_err(folders_err)?;
     let root = settings
         .trial_root_base
         .join(format!("{:08x}", rand::random::<u32>()));
-    std::fs::create_dir_all(&root).map_err(setup_err)?;
-    super::sweep::write_root_owner(&root).map_err(setup_err)?;
+    std::fs::create_dir_all(&root).map_err(folders_err)?;
+    super::sweep::write_root_owner(&root).map_err(folders_err)?;
 
     let site = RunningSite::start((scenario.site)())
         .await

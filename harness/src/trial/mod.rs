@@ -15,7 +15,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub use engine::{TrialError, TrialReport, run_trial};
+pub use engine::{SetupError, TrialError, TrialReport, run_trial};
 pub use settings::TrialSettings;
 pub use sweep::{SweepSummary, sweep_stale_roots};
 

@@ -345,8 +345,12 @@ impl Worker {
     async fn launch_browser(&mut self) -> Result<(), TaskError> {
         let spec = &self.shared.spec;
         recover_stale_singleton_lock(self.profile.path())?;
-        std::fs::create_dir_all(&spec.tmp_dir)
-            .map_err(|e| TaskError::Browser(crate::browser::BrowserError::DriverStart(e)))?;
+        std::fs::create_dir_all(&spec.tmp_dir).map_err(|source| {
+            TaskError::Browser(crate::browser::BrowserError::TempDir {
+                path: spec.tmp_dir.clone(),
+                source,
+            })
+        })?;
         // The step's own timer must fire before the WebDriver client's or chromedriver's
         // page-load limit: only a step timeout retires the session. With equal limits the
         // client won the race, and the timed-out step came back as a live command error.
