@@ -203,10 +203,9 @@ impl Site for Roundup {
         format!("{TRACKER}/")
     }
 
-    fn is_effect_request(&self, method: &str, path: &str) -> bool {
-        // A new issue is a POST to `issue`; the sign-in form posts to the tracker's root.
-        method == "POST" && path == format!("{TRACKER}/issue")
-    }
+    // `is_effect_request` keeps its default: the new issue is the first POST the agent sends
+    // after journaling ACTION_SUBMITTED; its sign-in (a POST to the tracker's root) comes
+    // before and never takes the fault.
 }
 
 /// The running tracker of this process.

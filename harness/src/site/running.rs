@@ -154,10 +154,20 @@ impl RunningSite {
 
     /// Arms the next effect as an `after_click` variant demands: held after landing, held
     /// and lost, lost at once, landed with its response lost, or slow.
-    pub(crate) fn arm(&self, variant: Option<Variant>) -> Option<()> {
+    ///
+    /// Behind the fault proxy, the effect request is the first one the adapter names
+    /// ([`Site::is_effect_request`]) while `submitted()` holds (the worker journaled
+    /// `ACTION_SUBMITTED`).
+    pub(crate) fn arm(
+        &self,
+        variant: Option<Variant>,
+        submitted: impl Fn() -> bool + Send + Sync + 'static,
+    ) -> Option<()> {
         match &self.kind {
             #[cfg(feature = "fixture-site")]
             Running::Fixture(site) => {
+                // The fixture arms its own effect route: nothing else can take the arm.
+                let _ = submitted;
                 use browser_fault_fixtures::ArmedEffect as A;
                 site.arm_next_effect(match variant {
                     Some(Variant::Lost) => A::Lost,
@@ -178,7 +188,7 @@ impl RunningSite {
                 };
                 let site = self.spec.site.clone();
                 let matcher = EffectMatcher::unsafe_methods()
-                    .when(move |method, path| site.is_effect_request(method, path));
+                    .when(move |method, path| site.is_effect_request(method, path) && submitted());
                 proxy.as_ref()?.arm(fault, matcher);
                 Some(())
             }

@@ -191,7 +191,21 @@ async fn run_with_site(
         variant,
     } = trial.plan
     {
-        site.arm(variant)
+        // On a site behind the fault proxy, the effect is the first request the site adapter
+        // names that worker 1 sends once it journaled ACTION_SUBMITTED: never its sign-in,
+        // whatever the adapter's matcher says.
+        let watch = Journal::open(journal.path()).map_err(setup_err)?;
+        let watch = std::sync::Mutex::new(watch);
+        let run = run_id.clone();
+        let submitted = move || {
+            let journal = watch.lock().unwrap_or_else(|p| p.into_inner());
+            journal.side_effects(&run).is_ok_and(|effects| {
+                effects
+                    .iter()
+                    .any(|e| e.state == crate::journal::Checkpoint::ActionSubmitted)
+            })
+        };
+        site.arm(variant, submitted)
             .ok_or(TrialError::Unsupported("arm-next-effect"))?;
     }
     let base = WorkerSpec {

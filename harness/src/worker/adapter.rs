@@ -248,9 +248,11 @@ pub trait Site: Send + Sync + fmt::Debug + 'static {
     }
 
     /// Whether a request of the browser carries a side effect: the fault proxy holds, loses
-    /// or drops the first such request of an `after_click` trial. By default any request
-    /// whose method is not `GET`, `HEAD` or `OPTIONS`; narrow it when the site signs in or
-    /// autosaves with such requests too. `path` has no query string.
+    /// or drops the first such request that worker 1 of an `after_click` trial sends after it
+    /// journaled `ACTION_SUBMITTED` (so a sign-in before it never takes the fault). By
+    /// default any request whose method is not `GET`, `HEAD` or `OPTIONS`; narrow it when
+    /// the page also sends such requests between the submission and the effect (autosave,
+    /// analytics). `path` has no query string.
     fn is_effect_request(&self, method: &str, path: &str) -> bool {
         let _ = path;
         !matches!(method, "GET" | "HEAD" | "OPTIONS")
