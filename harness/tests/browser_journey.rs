@@ -86,6 +86,27 @@ async fn signs_in_verifies_sends_once_and_journals_every_state() {
         "nothing journaled before the effect"
     );
 
+    // `fill` replaces what a field held and fires its `input` event, in one DevTools
+    // insertion; `type_keys` types key by key.
+    page.script(
+        "window.__inputs = 0; document.querySelector('#body').addEventListener('input', () => window.__inputs++); return null;",
+    )
+    .await
+    .unwrap();
+    page.fill("#body", "first draft").await.unwrap();
+    page.fill("#body", "héllo, wörld").await.unwrap();
+    let field = page
+        .script("return [document.querySelector('#body').value, window.__inputs];")
+        .await
+        .unwrap();
+    assert_eq!(field, serde_json::json!(["héllo, wörld", 2]));
+    page.type_keys("#body", "typed").await.unwrap();
+    let typed = page
+        .script("return document.querySelector('#body').value;")
+        .await
+        .unwrap();
+    assert_eq!(typed, "typed");
+
     assert_eq!(send_hello(&mut w).await.unwrap(), Outcome::Confirmed);
     assert_sent_once(&rig);
 

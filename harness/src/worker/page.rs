@@ -92,6 +92,16 @@ setTimeout(() => el.click(), 20);
 /// holds keeps chromedriver from answering, and that navigation means the click went out.
 const CLICK_ANSWER_WAIT: Duration = Duration::from_millis(1500);
 
+/// Focuses a field and selects its text, so that inserted text replaces it; `false` when the
+/// element has no text selection to make.
+const SELECT_FIELD_JS: &str = r#"
+const el = arguments[0];
+el.scrollIntoView({ block: 'center' });
+el.focus();
+if (typeof el.select !== 'function') return false;
+try { el.select(); return document.activeElement === el; } catch (e) { return false; }
+"#;
+
 const FETCH_JS: &str = r#"
 const done = arguments[arguments.length - 1];
 fetch(arguments[0], { credentials: 'same-origin', headers: { 'Accept': 'application/json, text/html;q=0.9, */*;q=0.8' } })
@@ -288,7 +298,13 @@ impl Page {
         }
     }
 
-    /// Types `value` into the field matching `selector`, replacing what it held.
+    /// Puts `value` into the field matching `selector`, replacing what it held, as a user's
+    /// paste would: the field is focused and its text selected, then `value` is inserted in
+    /// one DevTools command (`Input.insertText`, what Playwright's `fill` does), which fires
+    /// the field's `input` event. A key per character took one WebDriver round trip for the
+    /// clear and a slow key dispatch per character; [`Page::type_keys`] still does that, for
+    /// a page that listens to keys. A field that cannot be selected (a `contenteditable`),
+    /// or an endpoint without DevTools, gets the keys.
     pub fn fill(
         &self,
         selector: &str,
@@ -299,6 +315,44 @@ impl Page {
         let value = value.to_owned();
         async move {
             this.step("fill", async {
+                let el = this.wait_element(&selector).await?;
+                let driver = this.driver()?;
+                let arg = el.to_json().map_err(BrowserError::from)?;
+                let selected: bool = driver
+                    .execute(SELECT_FIELD_JS, vec![arg])
+                    .await
+                    .map_err(BrowserError::from)?
+                    .convert()
+                    .unwrap_or(false);
+                if selected && !value.is_empty() {
+                    let inserted = driver
+                        .cdp()
+                        .send_raw("Input.insertText", serde_json::json!({ "text": value }))
+                        .await;
+                    if inserted.is_ok() {
+                        return Ok(());
+                    }
+                }
+                el.clear().await.map_err(BrowserError::from)?;
+                el.send_keys(value).await.map_err(BrowserError::from)?;
+                Ok(())
+            })
+            .await
+        }
+    }
+
+    /// Types `value` into the field matching `selector` a key at a time, replacing what it
+    /// held: slower than [`Page::fill`], for a page that reacts to each key.
+    pub fn type_keys(
+        &self,
+        selector: &str,
+        value: &str,
+    ) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
+        let this = self.clone();
+        let selector = selector.to_owned();
+        let value = value.to_owned();
+        async move {
+            this.step("type_keys", async {
                 let el = this.wait_element(&selector).await?;
                 el.clear().await.map_err(BrowserError::from)?;
                 el.send_keys(value).await.map_err(BrowserError::from)?;
