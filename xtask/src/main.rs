@@ -9,9 +9,10 @@ use browser_fault::browser::{BrowserBinaries, PreflightError};
 
 mod soak;
 
-const USAGE: &str = "usage: cargo xtask <drill | test | matrix [N] | soak [N] [--load]>
+const USAGE: &str = "usage: cargo xtask <drill | test | preflight | matrix [N] | soak [N] [--load]>
   drill            the acceptance drill: crash the reference agent at each step, print the matrix
   test             the whole test suite (what CI runs)
+  preflight        find Chromium and chromedriver, installing Debian's packages when missing
   matrix [N]       the reference agent's full matrix N times in a row (default 10): no flake allowed
   soak [N] [--load]  the matrix N times (default 13, about 300 trials), with --load beside a
                    second matrix the whole time; counts false positives and leftovers";
@@ -60,6 +61,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("drill") => preflight().and_then(|_| drill()),
+        Some("preflight") => preflight().map(drop),
         Some("test") => preflight().and_then(|_| test()),
         Some("matrix") => {
             preflight().and_then(|_| matrix(args.get(1).and_then(|n| n.parse().ok()).unwrap_or(10)))
