@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The environment variable naming the folder for trial roots and evidence.
-pub const OUT_ENV: &str = "BROWSER_FAULT_OUT";
+pub(crate) const OUT_ENV: &str = "BROWSER_FAULT_OUT";
 /// The environment variable naming the snapshot folder.
-pub const SNAPSHOTS_ENV: &str = "BROWSER_FAULT_SNAPSHOTS";
+pub(crate) const SNAPSHOTS_ENV: &str = "BROWSER_FAULT_SNAPSHOTS";
 
 /// How trials run. Build it with [`TrialSettings::from_env`] and change what you need;
 /// there is no global configuration.

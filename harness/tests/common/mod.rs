@@ -23,26 +23,26 @@ use browser_fault::worker::{Account, Page, Secret, TaskError, Worker, WorkerSpec
 
 /// How long a SIGKILLed process may take to be gone. Generous: it is a limit, not a guess;
 /// the wait ends as soon as the process is dead.
-pub const DEATH_LIMIT: Duration = Duration::from_secs(10);
+pub(crate) const DEATH_LIMIT: Duration = Duration::from_secs(10);
 
 /// The thread the tests write to.
-pub const ROUTE: &str = "/threads/42";
+pub(crate) const ROUTE: &str = "/threads/42";
 
 /// One test's world: trial root, site, journal, profile, and the spec of its worker.
-pub struct Rig {
+pub(crate) struct Rig {
     /// Kept alive for the test; removed on drop.
-    pub root: tempfile::TempDir,
-    pub site: FixtureSite,
-    pub journal: Journal,
-    pub store: ProfileStore,
-    pub profile: Profile,
-    pub run_id: String,
-    pub spec: WorkerSpec,
+    pub(crate) root: tempfile::TempDir,
+    pub(crate) site: FixtureSite,
+    pub(crate) journal: Journal,
+    pub(crate) store: ProfileStore,
+    pub(crate) profile: Profile,
+    pub(crate) run_id: String,
+    pub(crate) spec: WorkerSpec,
 }
 
 impl Rig {
     /// A rig on a fresh fixture site with the default configuration.
-    pub async fn new(name: &str) -> Rig {
+    pub(crate) async fn new(name: &str) -> Rig {
         let site = FixtureSite::start(SiteConfig::default())
             .await
             .expect("start the fixture site");
@@ -50,7 +50,7 @@ impl Rig {
     }
 
     /// A rig on `site` (several rigs may share one site, each with its own root).
-    pub fn on_site(name: &str, site: FixtureSite) -> Rig {
+    pub(crate) fn on_site(name: &str, site: FixtureSite) -> Rig {
         let root = tempfile::Builder::new()
             .prefix("bf")
             .tempdir_in("/tmp")
@@ -96,12 +96,12 @@ impl Rig {
     }
 
     /// The profile's directory.
-    pub fn profile_dir(&self) -> &Path {
+    pub(crate) fn profile_dir(&self) -> &Path {
         self.profile.path()
     }
 
     /// The run's checkpoint history as (from, to) pairs.
-    pub fn history(&self) -> Vec<(Option<Checkpoint>, Checkpoint)> {
+    pub(crate) fn history(&self) -> Vec<(Option<Checkpoint>, Checkpoint)> {
         self.journal
             .history(&self.run_id)
             .expect("read the history")
@@ -113,13 +113,13 @@ impl Rig {
     /// Proves that nothing of the worker's browser is left: every process with the profile
     /// on its command line dies within [`DEATH_LIMIT`] of the kill that was already sent,
     /// none remains after, and chromedriver's pid is dead.
-    pub async fn assert_no_browser_left(&self, driver_pid: Option<u32>) {
+    pub(crate) async fn assert_no_browser_left(&self, driver_pid: Option<u32>) {
         assert_no_browser_left(self.profile_dir(), driver_pid).await;
     }
 }
 
 /// See [`Rig::assert_no_browser_left`].
-pub async fn assert_no_browser_left(profile: &Path, driver_pid: Option<u32>) {
+pub(crate) async fn assert_no_browser_left(profile: &Path, driver_pid: Option<u32>) {
     for pid in processes_using_profile(profile) {
         assert!(
             wait_dead(pid, DEATH_LIMIT).await,
@@ -141,7 +141,7 @@ pub async fn assert_no_browser_left(profile: &Path, driver_pid: Option<u32>) {
 }
 
 /// The first demo account, as a worker's account.
-pub fn account() -> Account {
+pub(crate) fn account() -> Account {
     let demo = &DEMO_ACCOUNTS[0];
     Account {
         id: demo.id.to_owned(),
@@ -153,7 +153,7 @@ pub fn account() -> Account {
 
 /// Opens `route`, signing in through the login form when the site asks for it. Returns the
 /// page, on `route`.
-pub async fn open_signed_in(w: &mut Worker, route: &str) -> Result<Page, TaskError> {
+pub(crate) async fn open_signed_in(w: &mut Worker, route: &str) -> Result<Page, TaskError> {
     let page = w.open(route).await?;
     if page.is_sign_in().await? {
         let account = w.account().clone();
@@ -163,6 +163,6 @@ pub async fn open_signed_in(w: &mut Worker, route: &str) -> Result<Page, TaskErr
 }
 
 /// The link Chromium leaves as its profile lock, if any (`<host>-<pid>`).
-pub fn singleton_lock(profile: &Path) -> Option<PathBuf> {
+pub(crate) fn singleton_lock(profile: &Path) -> Option<PathBuf> {
     std::fs::read_link(profile.join("SingletonLock")).ok()
 }
