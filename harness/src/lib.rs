@@ -1,19 +1,55 @@
 //! browser-fault: prove that a browser agent is safe across crashes.
+//!
+//! Annotate an agent's task with [`#[browser_fault]`](browser_fault); each trial kills the
+//! worker at a lifecycle boundary (a real SIGKILL of a real Chromium's worker), runs a
+//! recovery worker on the same profile, and judges what the website accepted.
+//!
+//! # The public API
+//!
+//! - [`prelude`]: what a scenario file needs (`use browser_fault::prelude::*;`).
+//! - [`macro@browser_fault`] and [`main!`]: the attribute that registers a scenario, and the
+//!   `main` of a `harness = false` test target ([`runner::main_with`] for settings of your
+//!   own; [`runner::Conclusion`] is what a run returns).
+//! - [`worker`]: [`Worker`](worker::Worker), [`Page`](worker::Page),
+//!   [`Target`](worker::Target), the side-effect protocol
+//!   ([`SideEffect`](worker::SideEffect)), accounts and secrets, the typed errors and safe
+//!   stops.
+//! - [`site`]: your site: the [`Site`](site::Site) trait you implement once,
+//!   [`SiteSpec`](site::SiteSpec), the bundled site's adapter, an HTTP client for ledgers.
+//! - [`journal`]: checkpoints and request keys ([`Checkpoint`](journal::Checkpoint),
+//!   [`RequestKey`](journal::RequestKey)).
+//! - [`plan`]: boundaries, variants, hazards, crash modes.
+//! - [`trial`], [`evidence`], [`oracle`]: a trial, its settings and report, the evidence it
+//!   writes and the invariants it judges, for runners and checks of your own.
+//! - [`profile`]: the profile store (profiles, owner markers, policy findings).
+//! - [`fixtures`] (feature `fixture-site`, on by default): the bundled fixture site.
+//!
+//! The other modules (`browser`, `cleanup`, `fault`, `lease`, `logtail`, `process`, `proxy`,
+//! `registry`) are hidden from these docs: they are the harness's own layers, public only for
+//! its tests and the code the attribute generates, and may change in any release.
 #![forbid(unsafe_code)]
 
+#[doc(hidden)]
 pub mod browser;
+#[doc(hidden)]
 pub mod cleanup;
 mod error;
 pub mod evidence;
+#[doc(hidden)]
 pub mod fault;
 pub mod journal;
+#[doc(hidden)]
 pub mod lease;
+#[doc(hidden)]
 pub mod logtail;
 pub mod oracle;
 pub mod plan;
+#[doc(hidden)]
 pub mod process;
 pub mod profile;
+#[doc(hidden)]
 pub mod proxy;
+#[doc(hidden)]
 pub mod registry;
 pub mod runner;
 pub mod site;
