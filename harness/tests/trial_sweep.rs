@@ -127,3 +127,67 @@ fn a_root_whose_owner_process_lives_is_left_alone_without_opening_its_journal() 
         summary.kept
     );
 }
+
+const OWNER_CHILD_ENV: &str = "BF_SWEEP_TEST_OWNER";
+
+/// The owner marker of this process, as a trial root carries it.
+fn owner_marker() -> String {
+    let pid = std::process::id();
+    serde_json::json!({
+        "pid": pid,
+        "start_ticks": browser_fault::process::process_start_ticks(pid),
+        "host": browser_fault::process::host_name(),
+    })
+    .to_string()
+}
+
+#[test]
+fn owner_child_role() {
+    // Not a test on its own: a child that marks roots as its own, then dies.
+    if let Ok(roots) = std::env::var(OWNER_CHILD_ENV) {
+        for root in roots.split(':') {
+            std::fs::create_dir_all(root).unwrap();
+            std::fs::write(Path::new(root).join("owner.json"), owner_marker()).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_root_without_a_journal_goes_once_its_owner_is_proven_dead_and_it_holds_nothing_else() {
+    // What a run that died (or whose site failed) before its journal leaves behind.
+    let base = tempfile::tempdir().unwrap();
+    let bare = base.path().join("bare0001");
+    let cluttered = base.path().join("clutter1");
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "owner_child_role", "--nocapture"])
+        .env(
+            OWNER_CHILD_ENV,
+            format!("{}:{}", bare.display(), cluttered.display()),
+        )
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::fs::write(cluttered.join("notes.txt"), b"not ours to judge").unwrap();
+    let alive = base.path().join("alive001");
+    std::fs::create_dir_all(&alive).unwrap();
+    std::fs::write(alive.join("owner.json"), owner_marker()).unwrap();
+
+    let summary = sweep_stale_roots(base.path());
+
+    assert!(!bare.exists(), "the dead owner's bare root is removed");
+    assert_eq!(summary.removed_roots, 1);
+    assert!(
+        cluttered.join("notes.txt").exists(),
+        "a root holding anything else is kept"
+    );
+    assert!(
+        summary
+            .kept
+            .iter()
+            .any(|(p, why)| p == &cluttered && why == "no journal")
+    );
+    assert!(
+        alive.join("owner.json").exists(),
+        "a live owner's root stays"
+    );
+}

@@ -134,9 +134,14 @@ pub async fn run_trial(trial: &Trial, settings: &TrialSettings) -> Result<TrialR
     std::fs::create_dir_all(&root).map_err(folders_err)?;
     super::sweep::write_root_owner(&root).map_err(folders_err)?;
 
-    let site = RunningSite::start((scenario.site)())
-        .await
-        .map_err(TrialError::Site)?;
+    let site = match RunningSite::start((scenario.site)()).await {
+        Ok(site) => site,
+        Err(e) => {
+            // Nothing ran: the root holds its owner marker only, and must not outlive us.
+            let _ = std::fs::remove_dir_all(&root);
+            return Err(TrialError::Site(e));
+        }
+    };
     let result = run_with_site(trial, settings, &site, &root, &evidence_dir, started).await;
     site.shutdown().await;
     let _ = std::fs::remove_dir_all(&root);

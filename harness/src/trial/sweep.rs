@@ -70,6 +70,14 @@ fn sweep_root(root: &Path, summary: &mut SweepSummary) {
     let journal_path = root.join("journal.sqlite3");
     if !journal_path.exists() {
         // A root being set up right now has no journal yet; a foreign folder has none ever.
+        // A root whose owner is proven dead and that holds nothing but the owner marker is
+        // what a run that died (or failed) before its journal leaves: nothing else to prove.
+        if root_owner_alive(root) == Some(false) && only_owner_marker(root) {
+            if std::fs::remove_dir_all(root).is_ok() {
+                summary.removed_roots += 1;
+            }
+            return;
+        }
         summary.kept.push((root.to_owned(), "no journal".into()));
         return;
     }
@@ -122,6 +130,24 @@ fn sweep_root(root: &Path, summary: &mut SweepSummary) {
             summary.removed_roots += 1;
         }
     }
+}
+
+/// Whether `root` holds its owner marker and nothing else (no symlink, no folder).
+fn only_owner_marker(root: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return false;
+    };
+    let mut seen = false;
+    for entry in entries {
+        let Ok(entry) = entry else { return false };
+        let is_marker =
+            entry.file_name() == ROOT_OWNER_FILE && entry.file_type().is_ok_and(|t| t.is_file());
+        if !is_marker {
+            return false;
+        }
+        seen = true;
+    }
+    seen
 }
 
 /// The run ids named by the profiles' owner markers (the runs that matter for removal).
