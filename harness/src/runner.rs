@@ -47,6 +47,10 @@ pub fn main_with(settings: impl FnOnce() -> TrialSettings) -> ! {
     enter_worker_role_if_asked();
     let (args, filters) = arguments(std::env::args());
     let settings = settings();
+    if !args.list {
+        // SIGINT and SIGTERM stop the run's workers and remove their profiles first.
+        trial::interrupt::install();
+    }
     sweep_before_run(&settings);
     let trials: Vec<Trial> = registry::scenarios()
         .into_iter()
@@ -204,6 +208,7 @@ pub fn run_trials(args: &Arguments, trials: Vec<Trial>, settings: TrialSettings)
         }
     }
     let tests = libtest_mimic::run(args, tests);
+    trial::interrupt::hold_if_interrupted();
     if !args.list && !ignored.is_empty() && !args.ignored && !args.include_ignored {
         eprintln!(
             "browser-fault: {} trial(s) ignored, as this site cannot make their fault:",

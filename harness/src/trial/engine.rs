@@ -133,6 +133,8 @@ pub async fn run_trial(trial: &Trial, settings: &TrialSettings) -> Result<TrialR
         .join(format!("{:08x}", rand::random::<u32>()));
     std::fs::create_dir_all(&root).map_err(folders_err)?;
     super::sweep::write_root_owner(&root).map_err(folders_err)?;
+    // Known to an interrupt of the runner for as long as the trial runs.
+    let _live = super::interrupt::LiveRoot::register(&root);
 
     let site = match RunningSite::start((scenario.site)()).await {
         Ok(site) => site,

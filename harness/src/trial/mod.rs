@@ -7,6 +7,7 @@
 
 mod engine;
 mod faults;
+pub(crate) mod interrupt;
 mod settings;
 pub(crate) mod spawn;
 mod sweep;
@@ -16,6 +17,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 pub use engine::{SetupError, TrialError, TrialReport, run_trial};
+pub use interrupt::{EXIT_INTERRUPTED, EXIT_TERMINATED};
 pub use settings::TrialSettings;
 pub use sweep::{SweepSummary, sweep_stale_roots};
 

@@ -37,6 +37,8 @@ pub(crate) struct WorkerHandle {
     control: Control,
     log: Arc<Mutex<LogTail>>,
     profile: PathBuf,
+    /// The worker's process group, known to an interrupt until the worker is reaped.
+    group: Option<super::interrupt::LiveGroup>,
 }
 
 #[derive(Debug)]
@@ -96,6 +98,8 @@ impl WorkerHandle {
                 let _ = (&mut *task).await;
             }
         }
+        // Reaped: its group id may be reused from now on, and is never signalled again.
+        self.group = None;
         // Whatever of the browser outlived its group (nothing, when the group kill worked),
         // and then wait until all of it is dead: a SIGKILL lands asynchronously, and the
         // recovery worker must find the old browser's lock held by a dead pid, not a dying one.
@@ -117,6 +121,7 @@ impl WorkerHandle {
         if !exited {
             self.crash().await;
         }
+        self.group = None;
         exited
     }
 
@@ -162,6 +167,7 @@ pub(crate) async fn spawn_worker(
                 },
                 log,
                 profile,
+                group: None,
             })
         }
         _ => {
@@ -189,6 +195,11 @@ pub(crate) async fn spawn_worker(
                 .kill_on_drop(true)
                 .spawn()?;
             let pgid = child.id().unwrap_or(0);
+            let Some(group) = super::interrupt::LiveGroup::register(pgid) else {
+                let _ = child.wait().await;
+                return Err(std::io::Error::other("the run was interrupted"));
+            };
+            let group = Some(group);
             for pipe in [
                 child
                     .stdout
@@ -235,6 +246,7 @@ pub(crate) async fn spawn_worker(
                     },
                     log,
                     profile,
+                    group: None,
                 });
             };
             let (read, write) = stream.into_split();
@@ -253,6 +265,7 @@ pub(crate) async fn spawn_worker(
                     pgid,
                     resume: Some(write),
                 },
+                group,
                 log,
                 profile,
             })
@@ -322,8 +335,31 @@ pub(crate) async fn run_worker(
     .await;
 }
 
+/// Kills this worker's whole process group (itself, its chromedriver and Chromium) once the
+/// test process that spawned it is gone, however it went (a SIGKILL included): a worker
+/// must never outlive its trial. Its parent's death shows as a new parent pid; a thread
+/// looks every 100 ms.
+fn die_with_the_trial() {
+    let parent = nix::unistd::getppid();
+    let _ = std::thread::Builder::new()
+        .name("browser-fault-orphan-watch".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(Duration::from_millis(100));
+                if nix::unistd::getppid() != parent {
+                    let _ = nix::sys::signal::killpg(
+                        nix::unistd::getpgrp(),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                    std::process::exit(137);
+                }
+            }
+        });
+}
+
 /// The worker role of a re-entered test binary: runs one worker and exits.
 pub(crate) fn worker_process_main(launch: WorkerLaunch) -> ! {
+    die_with_the_trial();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

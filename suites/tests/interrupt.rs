@@ -1,0 +1,260 @@
+//! The harness survives its own death: a runner interrupted by SIGINT or SIGTERM (what CI's
+//! cancel sends) stops its workers and browsers, removes its profiles with proof and exits
+//! non-zero saying so; a runner SIGKILLed mid-trial leaves no process of its run alive, and
+//! the next run's sweep removes the roots it owned, and nothing else.
+//!
+//! Each case runs this binary again as a runner (`BF_INTERRUPT_RUNNER`) whose one trial
+//! hangs with its browser up, under a TMPDIR of the case's own, so that every process and
+//! folder of the run can be counted by that path.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use browser_fault::prelude::*;
+use browser_fault::trial::TrialSettings;
+use libtest_mimic::{Arguments, Failed, Trial as Test};
+
+const RUNNER_ENV: &str = "BF_INTERRUPT_RUNNER";
+
+/// Opens a page, then waits for an element that never comes: a trial with its worker and
+/// browser up for as long as the case needs.
+#[browser_fault(at = "after_login", effects = [], timeout = "300s")]
+async fn hangs(w: &mut Worker) -> TaskResult {
+    let page = w.open("/threads/42").await?;
+    w.log("page open; waiting for what never comes");
+    page.wait_for("#never-there").await?;
+    Ok(Outcome::Completed)
+}
+
+fn runner_settings() -> TrialSettings {
+    let mut s = TrialSettings::from_env();
+    s.step_timeout = Duration::from_secs(300);
+    s.snapshot_dir = None;
+    s
+}
+
+/// The pids of every process whose command line names `dir` (the run's TMPDIR: workers,
+/// chromedrivers and Chromiums all carry it).
+fn processes_under(dir: &Path) -> Vec<u32> {
+    let needle = dir.to_string_lossy().into_owned();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != std::process::id())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(&needle))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+/// Chromium processes of the run: the sign that the trial is up.
+fn browsers_under(dir: &Path) -> usize {
+    processes_under(dir)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim().starts_with("chrom") && !c.contains("driver"))
+        })
+        .count()
+}
+
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}
+
+struct Case {
+    tmp: tempfile::TempDir,
+}
+
+impl Case {
+    fn new() -> Case {
+        Case {
+            tmp: tempfile::Builder::new()
+                .prefix("bf-int-")
+                .tempdir()
+                .expect("a temporary folder"),
+        }
+    }
+
+    fn roots_base(&self) -> PathBuf {
+        self.tmp.path().join(format!("browser-fault-{}", nix_uid()))
+    }
+
+    fn roots(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(self.roots_base())
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default()
+    }
+
+    fn runner(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(std::env::current_exe().expect("this binary"));
+        cmd.args(args)
+            .env(RUNNER_ENV, "1")
+            .env("TMPDIR", self.tmp.path())
+            .env("BROWSER_FAULT_OUT", self.tmp.path().join("out"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        cmd
+    }
+
+    /// Starts the hanging trial and returns once its browser is up.
+    fn start(&self) -> Result<Child, Failed> {
+        let child = self
+            .runner(&["hangs::after_login", "--exact", "--test-threads=1"])
+            .spawn()
+            .map_err(|e| format!("the runner did not start: {e}"))?;
+        if !wait_until(Duration::from_secs(90), || {
+            browsers_under(self.tmp.path()) > 0
+        }) {
+            return Err("the trial's browser never came up".into());
+        }
+        Ok(child)
+    }
+}
+
+fn nix_uid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|u| u.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn signal(child: &Child, sig: &str) -> Result<(), Failed> {
+    let status = Command::new("kill")
+        .args([&format!("-{sig}"), &child.id().to_string()])
+        .status()
+        .map_err(|e| format!("kill: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("kill -{sig} failed").into())
+    }
+}
+
+/// SIGINT or SIGTERM: the runner cleans up and says so.
+fn interrupted(sig: &'static str, code: i32) -> Result<(), Failed> {
+    let case = Case::new();
+    let child = case.start()?;
+    signal(&child, sig)?;
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("waiting for the runner: {e}"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if output.status.code() != Some(code) {
+        return Err(format!(
+            "exit {:?}, expected {code}; stderr:\n{stderr}",
+            output.status.code()
+        )
+        .into());
+    }
+    if !stderr.contains(&format!("interrupted by SIG{sig}"))
+        || !stderr.contains("removed with proof")
+    {
+        return Err(format!("no line saying it was interrupted; stderr:\n{stderr}").into());
+    }
+    if !wait_until(Duration::from_secs(2), || {
+        processes_under(case.tmp.path()).is_empty()
+    }) {
+        return Err(format!(
+            "processes of the run outlived it: {:?}",
+            processes_under(case.tmp.path())
+        )
+        .into());
+    }
+    let roots = case.roots();
+    if !roots.is_empty() {
+        return Err(format!("trial roots left behind: {roots:?}").into());
+    }
+    Ok(())
+}
+
+/// SIGKILL: nothing can be caught; every process of the run dies with it, and the next
+/// run's sweep removes its root and nothing else.
+fn killed() -> Result<(), Failed> {
+    let case = Case::new();
+    let child = case.start()?;
+    // A folder of somebody else's beside the run's roots: the sweep must keep it.
+    let foreign = case.roots_base().join("not-ours");
+    std::fs::create_dir_all(&foreign).map_err(|e| e.to_string())?;
+    std::fs::write(foreign.join("keep.txt"), b"keep").map_err(|e| e.to_string())?;
+    signal(&child, "KILL")?;
+    let mut child = child;
+    let _ = child.wait();
+    if !wait_until(Duration::from_secs(2), || {
+        processes_under(case.tmp.path()).is_empty()
+    }) {
+        return Err(format!(
+            "processes of the SIGKILLed run outlived it by 2 s: {:?}",
+            processes_under(case.tmp.path())
+        )
+        .into());
+    }
+    let left: Vec<PathBuf> = case.roots().into_iter().filter(|r| r != &foreign).collect();
+    if left.is_empty() {
+        return Err("the SIGKILLed run left no root: the sweep has nothing to prove".into());
+    }
+    // The next run: its sweep runs before anything else, even for `--list`.
+    let next = case
+        .runner(&["--list"])
+        .output()
+        .map_err(|e| format!("the next run: {e}"))?;
+    let stderr = String::from_utf8_lossy(&next.stderr);
+    let after: Vec<PathBuf> = case.roots();
+    if after != [foreign.clone()] {
+        return Err(format!(
+            "after the next run's sweep the roots are {after:?}, expected only {foreign:?}; stderr:\n{stderr}"
+        )
+        .into());
+    }
+    if !foreign.join("keep.txt").exists() {
+        return Err("the sweep touched a folder that is not ours".into());
+    }
+    Ok(())
+}
+
+fn main() {
+    if std::env::var_os(RUNNER_ENV).is_some() {
+        browser_fault::runner::main_with(runner_settings);
+    }
+    browser_fault::runner::enter_worker_role_if_asked();
+    let args = Arguments::from_args();
+    // One case at a time: each brings up a browser and counts processes by its own path.
+    let args = Arguments {
+        test_threads: Some(1),
+        ..args
+    };
+    let tests = vec![
+        Test::test(
+            "a_sigterm_stops_workers_removes_profiles_and_says_so",
+            || interrupted("TERM", browser_fault::trial::EXIT_TERMINATED),
+        ),
+        Test::test(
+            "a_sigint_stops_workers_removes_profiles_and_says_so",
+            || interrupted("INT", browser_fault::trial::EXIT_INTERRUPTED),
+        ),
+        Test::test(
+            "a_sigkill_leaves_no_process_and_the_next_sweep_removes_the_root",
+            killed,
+        ),
+    ];
+    libtest_mimic::run(&args, tests).exit();
+}
