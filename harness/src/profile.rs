@@ -453,55 +453,70 @@ impl ProfileStore {
         })
     }
 
-    /// Replaces the profile's contents with the backup's (the lease lock file stays).
-    ///
-    /// The marker is replaced last and atomically, so its generation goes back to the
-    /// backup's and the rollback is detectable. Not atomic as a whole: a crash midway leaves
-    /// the newer marker over mixed contents.
+    /// The backup of `profile` labelled `label`, taken earlier (by this process or another).
+    pub fn open_backup(
+        &self,
+        profile: &Profile,
+        label: &str,
+    ) -> Result<ProfileBackup, ProfileError> {
+        validate_component(label)?;
+        let path = self.backups_of(profile.name()).join(label);
+        let marker = read_marker(&path)?;
+        Ok(ProfileBackup {
+            path,
+            profile_name: profile.name().to_owned(),
+            label: label.to_owned(),
+            generation: marker.generation,
+        })
+    }
+
+    /// Replaces the profile with the backup, atomically: the backup is copied beside the
+    /// profile (a hidden folder of the store), the lease's lock file is linked into the copy
+    /// (the same file, so its holders and its identity stay), and the two folders are
+    /// exchanged in one `renameat2(RENAME_EXCHANGE)`. A crash at any point leaves the profile
+    /// whole, old or restored, never mixed; the copy left beside it is hidden and holds no
+    /// profile of the store. The marker's generation goes back to the backup's, so the
+    /// rollback is detectable.
     pub fn restore(&self, profile: &Profile, backup: &ProfileBackup) -> Result<(), ProfileError> {
+        let io = |p: &Path, operation: &'static str, e| {
+            ProfileError::io(p, ProfileErrorKind::Io { operation }, e)
+        };
         let backup_marker = read_marker(&backup.path)?;
-        let entries = fs::read_dir(profile.path()).map_err(|e| {
-            ProfileError::io(
-                profile.path(),
-                ProfileErrorKind::Io {
-                    operation: "list profile",
-                },
-                e,
-            )
+        let name = profile.path().file_name().ok_or_else(|| {
+            ProfileError::new(profile.path(), root_err("a profile without a name"))
         })?;
-        for entry in entries {
-            let entry = entry.map_err(|e| {
-                ProfileError::io(
-                    profile.path(),
-                    ProfileErrorKind::Io {
-                        operation: "list profile",
-                    },
-                    e,
-                )
-            })?;
-            let name = entry.file_name();
-            if name == LOCK_FILE || name == OWNER_MARKER_FILE {
-                continue;
+        let staging_name = format!(
+            ".restore-{}-{:08x}",
+            name.to_string_lossy(),
+            rand::random::<u32>()
+        );
+        let staging = self.root.join(&staging_name);
+        let built = (|| {
+            copy_tree(&backup.path, &staging, true)?;
+            write_marker(&staging, &backup_marker)?;
+            let lock = profile.path().join(LOCK_FILE);
+            if lock.exists() {
+                fs::hard_link(&lock, staging.join(LOCK_FILE))
+                    .map_err(|e| io(&lock, "link the lease's lock file", e))?;
             }
-            let path = entry.path();
-            let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-            let removed = if is_dir {
-                fs::remove_dir_all(&path)
-            } else {
-                fs::remove_file(&path)
-            };
-            removed.map_err(|e| {
-                ProfileError::io(
-                    &path,
-                    ProfileErrorKind::Io {
-                        operation: "clear profile",
-                    },
-                    e,
-                )
-            })?;
-        }
-        copy_tree(&backup.path, profile.path(), false)?;
-        write_marker(profile.path(), &backup_marker)
+            File::open(&staging)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| io(&staging, "sync the restored copy", e))?;
+            let root = File::open(&self.root).map_err(|e| io(&self.root, "open the store", e))?;
+            nix::fcntl::renameat2(
+                &root,
+                name,
+                &root,
+                staging_name.as_str(),
+                nix::fcntl::RenameFlags::RENAME_EXCHANGE,
+            )
+            .map_err(|e| io(profile.path(), "exchange the restored copy", e.into()))?;
+            root.sync_all()
+                .map_err(|e| io(&self.root, "sync the store", e))
+        })();
+        // Before the exchange it holds the half-built copy, after it the old contents.
+        let _ = fs::remove_dir_all(&staging);
+        built
     }
 
     /// Checks the profile against `policy`; an empty list means it passes.
