@@ -15,6 +15,7 @@ pub mod process;
 pub mod profile;
 pub mod proxy;
 pub mod registry;
+pub mod report;
 pub mod runner;
 pub mod site;
 pub mod trial;
