@@ -1,11 +1,27 @@
-//! Reports of a run: JUnit XML and a JSON summary, built from the trials' outcomes and
-//! their evidence, and the merge of several shards' reports.
+//! Reports of a run: JUnit XML, a JSON summary and one self-contained HTML file, built from
+//! the trials' outcomes and their evidence, and the merge of several shards' reports.
 //!
 //! # Writing the reports of a run
 //!
 //! Collect one [`TrialOutcome`] per trial (from its [`Evidence`], or as ignored with its
-//! reason, or as errored when it could not run), make a [`RunReport`] of them and write it
-//! with [`write_junit`] and [`write_json`], one file each.
+//! reason, or as errored when it could not run), make a [`RunReport`] of them and write it:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use browser_fault::report::{RunReport, TrialOutcome, write_all};
+//! # fn trial_evidence() -> (browser_fault::evidence::Evidence, std::path::PathBuf) { todo!() }
+//! let (evidence, path) = trial_evidence();
+//! let outcomes = vec![
+//!     TrialOutcome::from_evidence(evidence, path, Duration::from_secs(31)),
+//!     TrialOutcome::ignored("send::hazard::stale_tab", "a page only the bundled site shows"),
+//! ];
+//! let report = RunReport::new("suites-shard-1", outcomes);
+//! let written = write_all(&report, "target/browser-fault/reports".as_ref(), "suites-shard-1")?;
+//! eprintln!("browser-fault: reports: {}", written);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! [`write_junit`], [`write_json`] and [`write_html`] write one file each.
 //!
 //! # The JSON summary
 //!
@@ -40,12 +56,15 @@
 //!
 //! # Merging shards
 //!
-//! [`RunReport::from_evidence_dir`] reads a shard's folder: every JSON summary in it (which
-//! keeps ignored and errored trials) and every `evidence.json` that no summary names. Then
-//! [`RunReport::merge`] keeps each trial once (its worst outcome, when shards disagree).
+//! [`merge_dirs`] reads each folder with [`RunReport::from_evidence_dir`]: every JSON
+//! summary in it (which keeps ignored and errored trials) and every `evidence.json` that no
+//! summary names. Then [`RunReport::merge`] keeps each trial once (its worst outcome, when
+//! shards disagree) and the HTML, JUnit and JSON of the whole are written into `OUT`.
 
 #![warn(missing_docs)]
 
+mod base64;
+mod html;
 mod json;
 mod junit;
 
@@ -59,6 +78,7 @@ use serde::{Deserialize, Serialize};
 use crate::evidence::Evidence;
 use crate::plan::Boundary;
 
+pub use html::write_html;
 pub use json::{
     JSON_SCHEMA, SCHEMA, SCHEMA_VERSION, Summary, SummaryCounts, TrialSummary, VerdictSummary,
     read_json, write_json,
@@ -513,6 +533,60 @@ fn walk(dir: &Path, found: &mut Found) -> std::io::Result<()> {
 fn read_evidence(path: &Path) -> Result<Evidence, String> {
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
     serde_json::from_slice(&bytes).map_err(|e| e.to_string())
+}
+
+/// The files [`write_all`] wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// The HTML report.
+    pub html: PathBuf,
+    /// The JUnit XML.
+    pub junit: PathBuf,
+    /// The JSON summary.
+    pub json: PathBuf,
+}
+
+impl fmt::Display for Written {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} · {} · {}",
+            self.html.display(),
+            self.junit.display(),
+            self.json.display()
+        )
+    }
+}
+
+/// Writes the three reports of `report` into `dir` (made if missing): `<stem>.html`,
+/// `<stem>.junit.xml` and `<stem>.json`.
+pub fn write_all(report: &RunReport, dir: &Path, stem: &str) -> std::io::Result<Written> {
+    std::fs::create_dir_all(dir)?;
+    Ok(Written {
+        html: write_html(report, &dir.join(format!("{stem}.html")))?,
+        junit: write_junit(report, &dir.join(format!("{stem}.junit.xml")))?,
+        json: write_json(report, &dir.join(format!("{stem}.json")))?,
+    })
+}
+
+/// Merges the reports found in `inputs` (shards' evidence folders, with or without their
+/// JSON summaries; see [`RunReport::from_evidence_dir`]) into one, and writes its HTML,
+/// JUnit and JSON into `out` as `report.html`, `report.junit.xml` and `report.json`.
+pub fn merge_dirs(
+    inputs: &[impl AsRef<Path>],
+    out: &Path,
+) -> std::io::Result<(RunReport, Written)> {
+    let mut reports = Vec::new();
+    for dir in inputs {
+        let dir = dir.as_ref();
+        let r = RunReport::from_evidence_dir(dir).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot read {}: {e}", dir.display()))
+        })?;
+        reports.push(r);
+    }
+    let merged = RunReport::merge(reports);
+    let written = write_all(&merged, out, "report")?;
+    Ok((merged, written))
 }
 
 /// `ms` for people: `850 ms`, `12.5 s`, `3 m 05 s`.
