@@ -1,5 +1,6 @@
 //! Reports of a run: JUnit XML, a JSON summary and one self-contained HTML file, built from
-//! the trials' outcomes and their evidence, and the merge of several shards' reports.
+//! the trials' outcomes and their evidence; the merge of several shards' reports; and a
+//! one-line progress display for long runs.
 //!
 //! # Writing the reports of a run
 //!
@@ -56,10 +57,11 @@
 //!
 //! # Merging shards
 //!
-//! [`merge_dirs`] reads each folder with [`RunReport::from_evidence_dir`]: every JSON
-//! summary in it (which keeps ignored and errored trials) and every `evidence.json` that no
-//! summary names. Then [`RunReport::merge`] keeps each trial once (its worst outcome, when
-//! shards disagree) and the HTML, JUnit and JSON of the whole are written into `OUT`.
+//! [`merge_dirs`] (and the `browser-fault-report merge OUT DIR...` binary) reads each
+//! folder with [`RunReport::from_evidence_dir`]: every JSON summary in it (which keeps
+//! ignored and errored trials) and every `evidence.json` that no summary names. Then
+//! [`RunReport::merge`] keeps each trial once (its worst outcome, when shards disagree) and
+//! the HTML, JUnit and JSON of the whole are written into `OUT`.
 
 #![warn(missing_docs)]
 
@@ -67,6 +69,7 @@ mod base64;
 mod html;
 mod json;
 mod junit;
+mod progress;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -84,6 +87,7 @@ pub use json::{
     read_json, write_json,
 };
 pub use junit::write_junit;
+pub use progress::{Progress, progress_line};
 
 /// How a trial ended.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
