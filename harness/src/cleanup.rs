@@ -13,7 +13,7 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::journal::{Journal, JournalError, now_unix_ms};
 use crate::lease::{self, lease_row};
@@ -28,7 +28,7 @@ pub struct CleanupCoordinator<'a> {
 }
 
 /// How a removal ended (the journal's claim state and the evidence's `cleanup outcome`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CleanupOutcome {
     /// The profile is gone (or was already).

@@ -95,7 +95,7 @@ pub struct LedgerSummary {
 }
 
 /// One profile removal.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CleanupEvidence {
     /// The profile folder's name (not its path: paths vary).
     pub profile: String,
@@ -141,7 +141,7 @@ pub struct Memory {
 }
 
 /// The record of one trial.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evidence {
     /// The trial's stable name.
     pub trial: String,

@@ -51,6 +51,7 @@ pub mod profile;
 pub mod proxy;
 #[doc(hidden)]
 pub mod registry;
+pub mod report;
 pub mod runner;
 pub mod site;
 pub mod trial;
