@@ -147,7 +147,15 @@ impl Conclusion {
 /// ran must have cleanup proof, and a scenario that declares a side effect must have acted,
 /// or the run fails closed. Prints what a gate found; exiting is the caller's.
 pub fn run_trials(args: &Arguments, trials: Vec<Trial>, settings: TrialSettings) -> Conclusion {
-    let gate = Arc::new(Gate::default());
+    let runnable = if args.list {
+        0
+    } else {
+        trials.iter().filter(|t| t.cannot_run().is_none()).count()
+    };
+    let gate = Arc::new(Gate {
+        progress: (runnable > 1).then(|| crate::report::Progress::start(runnable)),
+        ..Gate::default()
+    });
     let settings = Arc::new(settings);
     // An external site is one site for every trial: its ledger can only be read per trial
     // when trials take turns.
@@ -209,6 +217,12 @@ pub fn run_trials(args: &Arguments, trials: Vec<Trial>, settings: TrialSettings)
     }
     let tests = libtest_mimic::run(args, tests);
     trial::interrupt::hold_if_interrupted();
+    if let Some(progress) = &gate.progress {
+        progress.finish();
+    }
+    if !args.list && gate.ran.load(Ordering::SeqCst) > 0 {
+        write_reports(&gate, &ignored, &settings);
+    }
     if !args.list && !ignored.is_empty() && !args.ignored && !args.include_ignored {
         eprintln!(
             "browser-fault: {} trial(s) ignored, as this site cannot make their fault:",
@@ -338,6 +352,10 @@ mod tests {
 struct Gate {
     ran: AtomicUsize,
     proven: AtomicUsize,
+    /// Every trial's outcome, for the run's reports.
+    outcomes: Mutex<Vec<crate::report::TrialOutcome>>,
+    /// The one-line progress of a long run, when there is one.
+    progress: Option<crate::report::Progress>,
     /// Per scenario: trials run that expect an action, and whether any trial acted.
     activity: Mutex<BTreeMap<&'static str, Activity>>,
 }
@@ -376,34 +394,126 @@ impl Gate {
 }
 
 fn run_one(trial: &Trial, settings: &TrialSettings, gate: &Gate) -> Result<(), Failed> {
+    let started = std::time::Instant::now();
+    let (outcome, result) = judge_one(trial, settings, gate);
+    let outcome = outcome.unwrap_or_else(|| {
+        let why = result
+            .as_ref()
+            .err()
+            .and_then(Failed::message)
+            .unwrap_or("failed")
+            .to_owned();
+        crate::report::TrialOutcome::errored(trial.name(), why, started.elapsed())
+    });
+    if let Some(progress) = &gate.progress {
+        progress.trial_done(&trial.name(), result.is_ok());
+    }
+    gate.outcomes
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(outcome);
+    result
+}
+
+/// Runs and judges one trial: its outcome for the reports (when it ran), and its result.
+fn judge_one(
+    trial: &Trial,
+    settings: &TrialSettings,
+    gate: &Gate,
+) -> (Option<crate::report::TrialOutcome>, Result<(), Failed>) {
+    let started = std::time::Instant::now();
+    let result = run_and_check(trial, settings, gate);
+    match result {
+        Ok(report) => (
+            Some(crate::report::TrialOutcome::from_evidence(
+                report.evidence,
+                report.evidence_path,
+                started.elapsed(),
+            )),
+            Ok(()),
+        ),
+        Err((Some(report), failed)) => {
+            let message = failed.message().unwrap_or("failed").to_owned();
+            let report = *report;
+            let outcome = crate::report::TrialOutcome::from_evidence(
+                report.evidence,
+                report.evidence_path,
+                started.elapsed(),
+            )
+            .with_status(crate::report::TrialStatus::Failed { message });
+            (Some(outcome), Err(failed))
+        }
+        Err((None, failed)) => (None, Err(failed)),
+    }
+}
+
+fn run_and_check(
+    trial: &Trial,
+    settings: &TrialSettings,
+    gate: &Gate,
+) -> Result<trial::TrialReport, (Option<Box<trial::TrialReport>>, Failed)> {
     gate.ran.fetch_add(1, Ordering::SeqCst);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| format!("failed to start a tokio runtime: {e}"))?;
+        .map_err(|e| (None, format!("failed to start a tokio runtime: {e}").into()))?;
     let report = runtime
         .block_on(trial::run_trial(trial, settings))
-        .map_err(|e| format!("trial {} could not run: {}", trial.name(), error_chain(&e)))?;
+        .map_err(|e| {
+            let why = format!("trial {} could not run: {}", trial.name(), error_chain(&e));
+            (None, why.into())
+        })?;
     if report.evidence.profile_cleaned {
         gate.proven.fetch_add(1, Ordering::SeqCst);
     }
     gate.record(trial, report.evidence.acted());
     if let Some(message) = report.failure_message() {
-        return Err(message.into());
+        return Err((Some(Box::new(report)), message.into()));
     }
     if let Some(dir) = &settings.snapshot_dir {
         let evidence = report.evidence.clone();
         let dir = dir.clone();
-        std::panic::catch_unwind(move || evidence.assert_snapshot(&dir)).map_err(|_| {
-            format!(
+        if std::panic::catch_unwind(move || evidence.assert_snapshot(&dir)).is_err() {
+            let why = format!(
                 "the evidence of {} differs from its snapshot: review it with `cargo insta review` (evidence: {})",
                 trial.name(),
                 report.evidence_path.display()
-            )
-        })?;
+            );
+            return Err((Some(Box::new(report)), why.into()));
+        }
     }
-    Ok(())
+    Ok(report)
+}
+
+/// Writes the run's HTML, JUnit and JSON reports under `<out>/reports` and says where. Under
+/// nextest (a process per trial) each process would overwrite the others' report: there,
+/// `browser-fault-report merge` rebuilds one from the evidence after the run.
+fn write_reports(gate: &Gate, ignored: &[(String, &'static str)], settings: &TrialSettings) {
+    if std::env::var_os("NEXTEST").is_some() {
+        return;
+    }
+    let mut outcomes =
+        std::mem::take(&mut *gate.outcomes.lock().unwrap_or_else(|p| p.into_inner()));
+    outcomes.extend(
+        ignored
+            .iter()
+            .map(|(name, why)| crate::report::TrialOutcome::ignored(name.clone(), *why)),
+    );
+    let stem = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .map(|stem| match stem.rsplit_once('-') {
+            // cargo's test binaries end in a hash: `reference-0123abcd…`.
+            Some((name, hash)) if hash.chars().all(|c| c.is_ascii_hexdigit()) => name.to_owned(),
+            _ => stem,
+        })
+        .unwrap_or_else(|| "browser-fault".to_owned());
+    let report = crate::report::RunReport::new(stem.clone(), outcomes);
+    match crate::report::write_all(&report, &settings.out_dir.join("reports"), &stem) {
+        Ok(written) => eprintln!("browser-fault: reports: {written}"),
+        Err(e) => eprintln!("browser-fault: the reports could not be written: {e}"),
+    }
 }
 
 /// The orphan sweep of DESIGN.md's trial lifecycle: trial roots of earlier, dead runs.
