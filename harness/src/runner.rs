@@ -474,10 +474,18 @@ fn run_and_check(
     if let Some(dir) = &settings.snapshot_dir {
         let evidence = report.evidence.clone();
         let dir = dir.clone();
+        let known = dir
+            .join(format!("{}.snap", trial.name().replace("::", "__")))
+            .exists();
         if std::panic::catch_unwind(move || evidence.assert_snapshot(&dir)).is_err() {
+            let what = if known {
+                "the evidence of {} differs from its snapshot"
+            } else {
+                "new snapshot of {}"
+            };
             let why = format!(
-                "the evidence of {} differs from its snapshot: review it with `cargo insta review` (evidence: {})",
-                trial.name(),
+                "{}: review it with `cargo insta review` (evidence: {})",
+                what.replace("{}", &trial.name()),
                 report.evidence_path.display()
             );
             return Err((Some(Box::new(report)), why.into()));
