@@ -167,7 +167,7 @@ function backupProfile(profile, dest) {
 function restoreProfile(profile, backup) {
   for (const name of fs.readdirSync(profile)) {
     if (name === MARKER) continue;
-    fs.rmSync(path.join(profile, name), { recursive: true, force: true });
+    fs.rmSync(path.join(profile, name), { recursive: true, force: true, maxRetries: 5 });
   }
   for (const name of fs.readdirSync(backup)) {
     if (name === MARKER) continue;
@@ -186,6 +186,19 @@ function pidAlive(pid) {
   }
 }
 
+/// Whether a command line holds `needle` as a whole argument. Chromium's helpers rewrite
+/// their command line into one space-separated string (their process title).
+function namesProfile(cmd, needle) {
+  for (let i = cmd.indexOf(needle); i >= 0; i = cmd.indexOf(needle, i + 1)) {
+    const before = i === 0 ? '\0' : cmd[i - 1];
+    const after = cmd[i + needle.length];
+    if ((before === '\0' || before === ' ') && (after === undefined || after === '\0' || after === ' ')) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /// Every live process whose command line names the profile (Chromium and its helpers).
 function processesUsingProfile(profile) {
   const needle = `--user-data-dir=${profile}`;
@@ -198,7 +211,7 @@ function processesUsingProfile(profile) {
     } catch {
       continue;
     }
-    if (cmd.split('\0').includes(needle) && pidAlive(Number(entry))) found.push(Number(entry));
+    if (namesProfile(cmd, needle) && pidAlive(Number(entry))) found.push(Number(entry));
   }
   return found;
 }
@@ -215,6 +228,19 @@ async function waitAllDead(pids, limitMs) {
   const deadline = Date.now() + limitMs;
   while (pids.some(pidAlive) && Date.now() < deadline) await sleep(5);
   return !pids.some(pidAlive);
+}
+
+/// SIGKILLs every process on the profile, again until none is left (a helper may start
+/// while the first ones die); returns whether none is.
+async function killProfileProcesses(profile, limitMs) {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    const pids = processesUsingProfile(profile);
+    if (!pids.length) return true;
+    killPids(pids);
+    await waitAllDead(pids, Math.max(0, deadline - Date.now()));
+    if (Date.now() >= deadline) return !processesUsingProfile(profile).length;
+  }
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -253,6 +279,7 @@ module.exports = {
   processesUsingProfile,
   killPids,
   waitAllDead,
+  killProfileProcesses,
   recoverStaleSingletonLock,
   sleep,
 };

@@ -210,13 +210,11 @@ class Worker {
   }
   /// SIGKILL the worker's group and every process on its profile; wait until they are dead.
   async crash() {
-    const browsers = lib.processesUsingProfile(this.spec.profile);
     try {
       process.kill(-this.child.pid, 'SIGKILL');
     } catch {}
     await this.exited;
-    lib.killPids(lib.processesUsingProfile(this.spec.profile));
-    await lib.waitAllDead(browsers, 10000);
+    await lib.killProfileProcesses(this.spec.profile, 10000);
   }
   /// Takes one event of a worker not at its armed point. Returns whether it ended.
   async follow(event) {
@@ -335,9 +333,7 @@ async function runTrial(trial, env) {
           fault.struck = event.name === armed;
           if (event.name === 'browser_crash') {
             // The browser dies under a live worker, which must notice.
-            const browsers = lib.processesUsingProfile(profile);
-            lib.killPids(browsers);
-            await lib.waitAllDead(browsers, 10000);
+            await lib.killProfileProcesses(profile, 10000);
             first.say('resume');
             continue;
           }
@@ -377,8 +373,7 @@ async function runTrial(trial, env) {
     const leftLeases = journal.liveLeases();
     journal.close();
     // Cleanup: every profile of the trial, its processes first.
-    lib.killPids(leftProcesses);
-    await lib.waitAllDead(leftProcesses, 10000);
+    await lib.killProfileProcesses(profile, 10000);
     fs.rmSync(root, { recursive: true, force: true });
     const cleaned = !fs.existsSync(root);
 

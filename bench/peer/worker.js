@@ -87,7 +87,7 @@ async function screenshot(boundary) {
   if (!spec.evidence_dir || !page) return null;
   const file = path.join(spec.evidence_dir, `w${spec.incarnation}-${boundary}.png`);
   try {
-    await step(() => page.screenshot({ path: file, timeout: 5000 }));
+    await step(() => page.screenshot({ path: file, timeout: 5000 }), 'screenshot');
     return path.basename(file);
   } catch {
     return null;
@@ -100,7 +100,7 @@ async function strike(boundary, shot) {
   const file = shot === undefined ? await screenshot(boundary) : shot;
   emit({ ev: 'boundary', name: boundary, screenshot: file, browser_pid: browserPid, timing: rounded() });
   const word = await nextWord();
-  if (word === 'reload' && page) await step(() => page.reload());
+  if (word === 'reload' && page) await step(() => page.reload(), 'reload');
 }
 
 function browserAlive() {
@@ -119,7 +119,7 @@ function findBrowserPid() {
 }
 
 async function markers() {
-  return step(() =>
+  return step(function markers() { return (
     page.evaluate(() => {
       const b = document.body;
       const o = document.querySelector('[data-object-id]');
@@ -131,13 +131,13 @@ async function markers() {
         origin: location.origin,
         path: location.pathname,
       };
-    }),
-  );
+    }));
+  });
 }
 
 /// A read-only GET from inside the page, with the session's cookies.
 async function apiGet(route) {
-  return step(() =>
+  return step(function apiGet() { return (
     page.evaluate(async (r) => {
       try {
         const res = await fetch(r, { credentials: 'same-origin', headers: { Accept: 'application/json' } });
@@ -150,8 +150,8 @@ async function apiGet(route) {
       } catch {
         return [0, null];
       }
-    }, route),
-  );
+    }, route));
+  });
 }
 
 async function signIn() {
@@ -160,7 +160,7 @@ async function signIn() {
   await step(() => page.fill('#login-form input[name=password]', a.password), 'fill');
   await step(() => page.click('button#login'), 'click');
   await step(() => page.waitForSelector('#login-error, body:not([data-page=login])'), 'wait_for_any');
-  if (await step(() => page.$('#login-error'))) throw safeStop('not_signed_in');
+  if (await step(() => page.$('#login-error'), '$')) throw safeStop('not_signed_in');
   log('signed in');
   await strike('after_login');
 }
@@ -299,16 +299,14 @@ async function run(journal) {
   journal.transition(key, 'TARGET_VERIFIED', 'ACTION_SUBMITTED', spec.incarnation);
   log(`${EFFECT}: ACTION_SUBMITTED`);
   const shot = spec.armed === 'after_click' ? await screenshot('after_click') : undefined;
-  await step(async () => {
-    await page.fill('#request-key', key);
-    await page.fill('#body', 'hello');
-    // Dispatched; the site may hold the navigation it starts, so no wait after.
-    await page.click('button#send', { noWaitAfter: true });
-  });
+  await step(() => page.fill('#request-key', key), 'fill');
+  await step(() => page.fill('#body', 'hello'), 'fill');
+  // Dispatched; the site may hold the navigation it starts, so no wait after.
+  await step(() => page.click('button#send', { noWaitAfter: true }), 'click');
   await strike('after_click', shot ?? null);
   let observed;
   try {
-    observed = await step(async () => {
+    observed = await step(async function observe() {
       const sent = `[data-sent-key="${key}"]`;
       await page.waitForSelector(
         `${sent}, body[data-page=stale], body[data-page=unavailable], body:not([data-page])`,
