@@ -263,6 +263,8 @@ function same(a, b) {
 
 async function runTrial(trial, env) {
   const started = performance.now();
+  const phases = [];
+  const mark = (what) => phases.push([what, Math.round(performance.now() - started)]);
   const root = path.join(env.base, crypto.randomBytes(4).toString('hex'));
   fs.mkdirSync(root, { recursive: true, mode: 0o700 });
   const evidenceDir = env.out ? path.join(env.out, trial.name.replaceAll('::', '__')) : null;
@@ -271,6 +273,7 @@ async function runTrial(trial, env) {
     fs.mkdirSync(evidenceDir, { recursive: true });
   }
   const site = await Site.start(env.siteBin);
+  mark('site started');
   try {
     const journal = new lib.Journal(path.join(root, 'journal.sqlite3'));
     const runId = crypto.randomBytes(8).toString('hex');
@@ -281,6 +284,7 @@ async function runTrial(trial, env) {
     const backup = trial.boundary === 'stale_profile_restore' ? path.join(root, 'backup-older') : null;
     if (backup) lib.backupProfile(profile, backup);
     if (trial.boundary === 'after_click') await site.command(`arm ${trial.variant}`);
+    mark('journal, profile, arm');
     const specFor = (incarnation, armed) => ({
       run_id: runId,
       incarnation,
@@ -340,8 +344,11 @@ async function runTrial(trial, env) {
           if (event.name === 'after_click') {
             // Deterministic: the request has landed (or been lost) at the site.
             await site.command(`wait-armed ${TIMEOUT_MS}`);
+            mark('armed request reached');
           }
+          mark(`worker 1 at ${event.name}`);
           await first.crash();
+          mark('worker 1 crashed, its processes dead');
           first.end = 'crashed';
           break;
         }
@@ -361,12 +368,14 @@ async function runTrial(trial, env) {
         }
       }
       // The recovery worker: the same run, the same profile.
+      mark('perturbed');
       const recovery = new Worker(specFor(2, null));
       workers.push(recovery);
       await recovery.driveToEnd(Date.now() + TIMEOUT_MS);
     }
 
     // Facts, before cleanup: what the agents left behind.
+    mark('workers ended');
     const ledger = await site.ledger();
     const effects = journal.sideEffects(runId);
     const leftProcesses = lib.processesUsingProfile(profile);
@@ -376,6 +385,7 @@ async function runTrial(trial, env) {
     await lib.killProfileProcesses(profile, 10000);
     fs.rmSync(root, { recursive: true, force: true });
     const cleaned = !fs.existsSync(root);
+    mark('judged facts read, cleaned');
 
     const verdicts = judge({ trial, ledger, effects, workers, fault, leftProcesses, leftLeases, cleaned, account });
     const total = performance.now() - started;
@@ -393,6 +403,7 @@ async function runTrial(trial, env) {
         total_ms: Math.round(w.total_ms || 0),
         log: w.end === 'finished' && !process.env.BF_PEER_TRACE ? undefined : w.log.slice(-4000),
       })),
+      phases,
       durations: {
         total_ms: Math.round(total),
         browser_launch_ms: sum('launch_ms'),
