@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use browser_fault::browser::{BrowserBinaries, PreflightError};
 
+mod bench_peer;
 mod soak;
 
 const USAGE: &str = "usage: cargo xtask <drill | test | preflight | matrix [N] | soak [N] [--load]>
@@ -15,7 +16,9 @@ const USAGE: &str = "usage: cargo xtask <drill | test | preflight | matrix [N] |
   preflight        find Chromium and chromedriver, installing Debian's packages when missing
   matrix [N]       the reference agent's full matrix N times in a row (default 10): no flake allowed
   soak [N] [--load]  the matrix N times (default 13, about 300 trials), with --load beside a
-                   second matrix the whole time; counts false positives and leftovers";
+                   second matrix the whole time; counts false positives and leftovers
+  bench-peer [N]   the drill against the same trials hand-written with Playwright (bench/peer),
+                   N interleaved rounds (default 6): each round's ratio and the median";
 
 /// The drill's steps: (what it proves, the trial that proves it).
 const DRILL: &[(&str, &str)] = &[
@@ -75,6 +78,12 @@ fn main() -> ExitCode {
             let load = args.iter().any(|a| a == "--load");
             preflight().and_then(|_| soak::soak(&workspace(), rounds, load))
         }
+        Some("bench-peer") => preflight().and_then(|_| {
+            bench_peer::bench_peer(
+                &workspace(),
+                args.get(1).and_then(|n| n.parse().ok()).unwrap_or(6),
+            )
+        }),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);
