@@ -14,15 +14,21 @@ pub fn processes_using_profile(profile_dir: &Path) -> Vec<u32> {
     let needle = format!("--user-data-dir={}", profile_dir.display());
     let mut found: Vec<u32> = live_pids()
         .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
-                cmdline
-                    .split(|b| *b == 0)
-                    .any(|arg| arg == needle.as_bytes())
-            })
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmdline| names_profile(&cmdline, needle.as_bytes()))
         })
         .collect();
     found.sort_unstable();
     found
+}
+
+/// Whether a `/proc/<pid>/cmdline` names the profile: as one NUL-separated argument, or,
+/// for Chromium's helper processes (renderers, GPU, network), which rewrite their command
+/// line into one space-separated string, as one space-separated word of it.
+fn names_profile(cmdline: &[u8], needle: &[u8]) -> bool {
+    cmdline
+        .split(|b| *b == 0)
+        .any(|arg| arg == needle || arg.split(|b| *b == b' ').any(|word| word == needle))
 }
 
 /// The pids in `/proc` that are not zombies.
@@ -129,5 +135,33 @@ mod tests {
         assert_eq!(kill_profile_processes(dir.path()), 1);
         child.wait().unwrap();
         assert!(processes_using_profile(dir.path()).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod command_line_tests {
+    use super::names_profile;
+
+    #[test]
+    fn a_profile_is_named_by_an_argument_or_a_word_of_a_rewritten_command_line() {
+        let needle = b"--user-data-dir=/tmp/r/profiles/p-1";
+        assert!(names_profile(
+            b"/usr/lib/chromium/chromium\0--headless\0--user-data-dir=/tmp/r/profiles/p-1\0",
+            needle
+        ));
+        // A renderer's rewritten command line: one string, words separated by spaces.
+        assert!(names_profile(
+            b"/usr/lib/chromium/chromium --type=renderer --user-data-dir=/tmp/r/profiles/p-1 --lang=en\0",
+            needle
+        ));
+        // Another profile, and a longer path that starts alike, are not ours.
+        assert!(!names_profile(
+            b"chromium --user-data-dir=/tmp/r/profiles/p-12 --type=gpu-process\0",
+            needle
+        ));
+        assert!(!names_profile(
+            b"chromium\0--user-data-dir=/tmp/r/profiles/p-2\0",
+            needle
+        ));
     }
 }
