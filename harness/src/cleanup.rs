@@ -436,7 +436,9 @@ impl<'a> CleanupCoordinator<'a> {
             Ok(_) => {}
             Err(e) => return failed(journal_reason(&e)),
         }
-        if let Err(e) = remove_contents_marker_last(key) {
+        // Deleted through directory handles opened from the root, never by path: an ancestor
+        // swapped for a symlink after the checks above cannot redirect the deletion.
+        if let Err(e) = remove_profile_via_handles(root, rel) {
             return failed(io_reason("remove profile", &e));
         }
         if let Some(name) = key.file_name().and_then(|n| n.to_str()) {
@@ -465,27 +467,95 @@ impl<'a> CleanupCoordinator<'a> {
     }
 }
 
-/// Deletes everything inside `dir` without following symlinks, then the owner marker, then
-/// `dir`: an interrupted removal keeps the marker, so the next attempt may resume.
-fn remove_contents_marker_last(dir: &Path) -> std::io::Result<()> {
-    for entry in fs::read_dir(dir)? {
+/// Opens `root`, then each component of `rel` but the last, as directory handles that never
+/// follow a symlink, and deletes the profile named by the last component through them.
+fn remove_profile_via_handles(root: &Path, rel: &Path) -> std::io::Result<()> {
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::Mode;
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let mut dir = openat(nix::fcntl::AT_FDCWD, root, flags, Mode::empty())?;
+    let mut components: Vec<&std::ffi::OsStr> = rel.iter().collect();
+    let name = components
+        .pop()
+        .ok_or_else(|| std::io::Error::other("an empty profile path"))?;
+    for component in components {
+        dir = openat(&dir, component, flags, Mode::empty())?;
+    }
+    remove_profile_at(&dir, name)
+}
+
+/// Deletes the profile `name` inside the directory `parent`: everything in it (never
+/// following a symlink), then its owner marker, then the folder. An interrupted removal keeps
+/// the marker, so the next attempt may resume. Every step is relative to a directory handle.
+pub(crate) fn remove_profile_at(
+    parent: &impl std::os::fd::AsFd,
+    name: &std::ffi::OsStr,
+) -> std::io::Result<()> {
+    use nix::unistd::{UnlinkatFlags, unlinkat};
+    remove_contents_at(parent, name, Some(std::ffi::OsStr::new(OWNER_MARKER_FILE)))?;
+    let dir = open_dir_at(parent, name)?;
+    match unlinkat(&dir, OWNER_MARKER_FILE, UnlinkatFlags::NoRemoveDir) {
+        Err(nix::errno::Errno::ENOENT) | Ok(()) => {}
+        Err(e) => return Err(e.into()),
+    }
+    drop(dir);
+    unlinkat(parent, name, UnlinkatFlags::RemoveDir)?;
+    Ok(())
+}
+
+fn open_dir_at(
+    parent: &impl std::os::fd::AsFd,
+    name: &std::ffi::OsStr,
+) -> std::io::Result<std::os::fd::OwnedFd> {
+    use nix::fcntl::{OFlag, openat};
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    Ok(openat(parent, name, flags, nix::sys::stat::Mode::empty())?)
+}
+
+/// Deletes everything inside `parent/name` but `keep`, depth first, through handles.
+fn remove_contents_at(
+    parent: &impl std::os::fd::AsFd,
+    name: &std::ffi::OsStr,
+    keep: Option<&std::ffi::OsStr>,
+) -> std::io::Result<()> {
+    use nix::dir::{Dir, Type};
+    use nix::unistd::{UnlinkatFlags, unlinkat};
+    use std::os::unix::ffi::OsStrExt;
+    let fd = open_dir_at(parent, name)?;
+    let mut dir = Dir::from_fd(fd)?;
+    let mut listed: Vec<(std::ffi::OsString, Option<Type>)> = Vec::new();
+    for entry in dir.iter() {
         let entry = entry?;
-        if entry.file_name() == OWNER_MARKER_FILE {
+        let entry_name = std::ffi::OsStr::from_bytes(entry.file_name().to_bytes()).to_owned();
+        if entry_name == "." || entry_name == ".." || Some(entry_name.as_os_str()) == keep {
             continue;
         }
-        let path = entry.path();
-        if entry.file_type()?.is_dir() {
-            // std's remove_dir_all does not follow symlinks (it unlinks them).
-            fs::remove_dir_all(&path)?;
+        listed.push((entry_name, entry.file_type()));
+    }
+    let entries: Vec<(std::ffi::OsString, bool)> = listed
+        .into_iter()
+        .map(|(entry_name, kind)| {
+            let is_dir = match kind {
+                Some(kind) => kind == Type::Directory,
+                None => nix::sys::stat::fstatat(
+                    &dir,
+                    entry_name.as_os_str(),
+                    nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+                )
+                .is_ok_and(|st| st.st_mode & nix::libc::S_IFMT == nix::libc::S_IFDIR),
+            };
+            (entry_name, is_dir)
+        })
+        .collect();
+    for (entry_name, is_dir) in entries {
+        if is_dir {
+            remove_contents_at(&dir, &entry_name, None)?;
+            unlinkat(&dir, entry_name.as_os_str(), UnlinkatFlags::RemoveDir)?;
         } else {
-            fs::remove_file(&path)?;
+            unlinkat(&dir, entry_name.as_os_str(), UnlinkatFlags::NoRemoveDir)?;
         }
     }
-    match fs::remove_file(dir.join(OWNER_MARKER_FILE)) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
-    fs::remove_dir(dir)
+    Ok(())
 }
 
 fn report(path: &Path, outcome: CleanupOutcome, reason: Option<CleanupReason>) -> CleanupReport {
@@ -507,5 +577,66 @@ fn io_reason(operation: &'static str, e: &std::io::Error) -> CleanupReason {
     CleanupReason::Io {
         operation,
         error: e.kind().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod handle_tests {
+    use super::{OWNER_MARKER_FILE, remove_profile_at};
+    use std::ffi::OsStr;
+    use std::fs;
+
+    fn profile(dir: &std::path::Path, cookie: &str) {
+        fs::create_dir_all(dir.join("Default/Cache")).unwrap();
+        fs::write(dir.join("Default/Cookies"), cookie).unwrap();
+        fs::write(dir.join("Default/Cache/0"), cookie).unwrap();
+        fs::write(dir.join(OWNER_MARKER_FILE), "{}").unwrap();
+    }
+
+    #[test]
+    fn an_ancestor_swapped_for_a_symlink_after_the_check_cannot_redirect_the_deletion() {
+        let base = tempfile::tempdir().unwrap();
+        let store = base.path().join("store");
+        profile(&store.join("p1"), "ours");
+        let outside = base.path().join("outside");
+        profile(&outside.join("p1"), "someone else's");
+        fs::write(outside.join("keep.txt"), "keep").unwrap();
+
+        // The check opened its handle on the store...
+        let handle = fs::File::open(&store).unwrap();
+        // ...then the store is swapped for a symlink to a folder that is not ours.
+        fs::rename(&store, base.path().join("store-moved")).unwrap();
+        std::os::unix::fs::symlink(&outside, &store).unwrap();
+
+        remove_profile_at(&handle, OsStr::new("p1")).unwrap();
+
+        assert!(
+            !base.path().join("store-moved/p1").exists(),
+            "the profile the check proved ours is gone"
+        );
+        assert_eq!(
+            fs::read_to_string(outside.join("p1/Default/Cookies")).unwrap(),
+            "someone else's",
+            "nothing through the swapped path was touched"
+        );
+        assert!(outside.join("p1/Default/Cache/0").exists());
+        assert!(outside.join("keep.txt").exists());
+    }
+
+    #[test]
+    fn a_symlink_inside_a_profile_is_unlinked_never_followed() {
+        let base = tempfile::tempdir().unwrap();
+        let store = base.path().join("store");
+        profile(&store.join("p1"), "ours");
+        let outside = base.path().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("keep.txt"), "keep").unwrap();
+        std::os::unix::fs::symlink(&outside, store.join("p1/Default/link")).unwrap();
+
+        let handle = fs::File::open(&store).unwrap();
+        remove_profile_at(&handle, OsStr::new("p1")).unwrap();
+
+        assert!(!store.join("p1").exists());
+        assert!(outside.join("keep.txt").exists());
     }
 }
