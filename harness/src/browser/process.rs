@@ -22,6 +22,26 @@ pub fn processes_using_profile(profile_dir: &Path) -> Vec<u32> {
     found
 }
 
+/// Pids of live browser *main* processes (and chromedrivers) whose command line names
+/// `profile_dir` as one `--user-data-dir` argument: what a leak is counted by. Chromium's
+/// helpers (renderers, GPU, network) die with their main process, a moment after it; the
+/// kill paths find them too ([`processes_using_profile`]), the leak count does not wait on
+/// their dying.
+pub fn browsers_using_profile(profile_dir: &Path) -> Vec<u32> {
+    let needle = format!("--user-data-dir={}", profile_dir.display());
+    let mut found: Vec<u32> = live_pids()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                cmdline
+                    .split(|b| *b == 0)
+                    .any(|arg| arg == needle.as_bytes())
+            })
+        })
+        .collect();
+    found.sort_unstable();
+    found
+}
+
 /// Whether a `/proc/<pid>/cmdline` names the profile: as one NUL-separated argument, or,
 /// for Chromium's helper processes (renderers, GPU, network), which rewrite their command
 /// line into one space-separated string, as one space-separated word of it.

@@ -545,7 +545,7 @@ async fn run_with_site(
     let held_locks = profiles.iter().filter(|p| lock_held(p)).count();
     let leaked_processes: usize = profiles
         .iter()
-        .map(|p| process::processes_using_profile(p).len())
+        .map(|p| process::browsers_using_profile(p).len())
         .sum();
     let oracle_ms_before_cleanup = ms(oracle_started.elapsed());
 
