@@ -311,7 +311,13 @@ pub(crate) async fn run_worker(
     let reported = match joined {
         Ok(result) => {
             if let Err(e) = &result {
-                log.line(&format!("scenario ended: {:?}", e.kind()));
+                // The error's own words, not only its kind: "Browser" alone says nothing of
+                // which command failed or why. The log tail is redacted before it is kept.
+                log.line(&format!(
+                    "scenario ended: {:?}: {}",
+                    e.kind(),
+                    crate::error::error_chain(e)
+                ));
             }
             WorkerResult::from(&result)
         }
