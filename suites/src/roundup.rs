@@ -370,14 +370,21 @@ pub async fn observe_created(p: Page, key: RequestKey) -> Result<(), TaskError> 
     }
 }
 
+/// What the careful agent does before its side effect: refuses an untrusted profile, opens
+/// the form (signing in when needed), asks the server who it is, and names its target: the
+/// form's route, its account, and the server's word on the account.
+async fn careful_start(w: &mut Worker) -> Result<Target, TaskError> {
+    w.require_trusted_profile()?;
+    open_form(w).await?;
+    w.probe_identity().await?;
+    Ok(w.target().route(&format!("{TRACKER}/issue")).api())
+}
+
 /// The careful agent on Roundup: signs in when needed, asks the server who it is, verifies
 /// the form's route and account in every incarnation, journals each step, and reconciles
 /// read-only through the tracker's search instead of filing again.
 pub async fn file_issue(w: &mut Worker) -> TaskResult {
-    w.require_trusted_profile()?;
-    open_form(w).await?;
-    w.probe_identity().await?;
-    let target = w.target().route(&format!("{TRACKER}/issue")).api();
+    let target = careful_start(w).await?;
     w.side_effect("file-issue")
         .args(format!("subject={SUBJECT}"))
         .verify(move |p| p.expect_target(target.clone()))
@@ -391,10 +398,7 @@ pub async fn file_issue(w: &mut Worker) -> TaskResult {
 /// Bug zoo, on Roundup: after a lost answer it files the issue again and calls it done.
 /// Caught by `no_duplicate` at `after_click::landed`.
 pub async fn file_issue_blind_retry(w: &mut Worker) -> TaskResult {
-    w.require_trusted_profile()?;
-    open_form(w).await?;
-    w.probe_identity().await?;
-    let target = w.target().route(&format!("{TRACKER}/issue")).api();
+    let target = careful_start(w).await?;
     w.side_effect("file-issue")
         .args(format!("subject={SUBJECT}"))
         .verify(move |p| p.expect_target(target.clone()))
@@ -413,7 +417,8 @@ pub async fn file_issue_blind_retry(w: &mut Worker) -> TaskResult {
 
 /// Bug zoo, on Roundup: trusts whatever session its profile holds: no identity probe, and
 /// a verification of the route only. When the profile comes back signed in as bob, it files
-/// as bob. Caught by `no_wrong_account` at `hazard::account_switch`.
+/// as bob. Caught by `no_wrong_account` at `after_target_verified::account_switched` and
+/// `hazard::account_switch`.
 pub async fn file_issue_trusting(w: &mut Worker) -> TaskResult {
     open_form(w).await?;
     let target = Target::default().route(&format!("{TRACKER}/issue"));

@@ -9,9 +9,11 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
+//! use browser_fault::evidence::Evidence;
 //! use browser_fault::report::{RunReport, TrialOutcome, write_all};
-//! # fn trial_evidence() -> (browser_fault::evidence::Evidence, std::path::PathBuf) { todo!() }
-//! let (evidence, path) = trial_evidence();
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let path = std::path::PathBuf::from("target/browser-fault/evidence/send__after_login/evidence.json");
+//! let evidence: Evidence = browser_fault::serde_json::from_str(&std::fs::read_to_string(&path)?)?;
 //! let outcomes = vec![
 //!     TrialOutcome::from_evidence(evidence, path, Duration::from_secs(31)),
 //!     TrialOutcome::ignored("send::hazard::stale_tab", "a page only the bundled site shows"),
@@ -19,7 +21,8 @@
 //! let report = RunReport::new("suites-shard-1", outcomes);
 //! let written = write_all(&report, "target/browser-fault/reports".as_ref(), "suites-shard-1")?;
 //! eprintln!("browser-fault: reports: {}", written);
-//! # Ok::<(), std::io::Error>(())
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! [`write_junit`], [`write_json`] and [`write_html`] write one file each.

@@ -333,9 +333,7 @@ impl Page {
                         return Ok(());
                     }
                 }
-                el.clear().await.map_err(BrowserError::from)?;
-                el.send_keys(value).await.map_err(BrowserError::from)?;
-                Ok(())
+                type_into(&el, value).await
             })
             .await
         }
@@ -354,9 +352,7 @@ impl Page {
         async move {
             this.step("type_keys", async {
                 let el = this.wait_element(&selector).await?;
-                el.clear().await.map_err(BrowserError::from)?;
-                el.send_keys(value).await.map_err(BrowserError::from)?;
-                Ok(())
+                type_into(&el, value).await
             })
             .await
         }
@@ -678,6 +674,13 @@ impl Page {
             .await
         }
     }
+}
+
+/// Clears a field, then types `value` into it a key at a time.
+async fn type_into(el: &WebElement, value: String) -> Result<(), TaskError> {
+    el.clear().await.map_err(BrowserError::from)?;
+    el.send_keys(value).await.map_err(BrowserError::from)?;
+    Ok(())
 }
 
 /// Whether `path` is `route` or lies under it, by whole path segments: `/threads/4` is
