@@ -202,80 +202,41 @@ impl FromStr for Hazard {
     }
 }
 
-/// The variants a boundary runs in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Variant {
-    /// `after_click`: the request landed (committed, response held) before the crash.
-    Landed,
-    /// `after_click`: the request was lost (never committed) before the crash.
-    Lost,
-    /// `after_target_verified`: during the crash the profile's login came to belong to
-    /// another account, so trusting the old verification is caught.
-    AccountSwitched,
-    /// `stale_profile_restore`: the restored backup is signed in as another account.
-    OtherAccount,
-    /// `stale_profile_restore`: the restored backup is the same account, older generation.
-    OlderGeneration,
-    /// `after_login`, live: after the identity probe and before the verify step, the
-    /// browser's session comes to belong to another account (another tab signed in) and the
-    /// worker's tab reloads. No crash.
-    LiveAccountSwitch,
-    /// `after_login`, live: the account is moved to another tenant at the same point.
-    LiveTenantSwitch,
-    /// `after_login`, live: the route the agent opened now serves another object (a reused
-    /// tab), at the same point.
-    LiveObjectSwap,
-    /// `after_click`, live: the site loses the request (nothing committed, a 502 at once).
-    /// No crash.
-    LiveRequestLost,
-    /// `after_click`, live: the site accepts the request and its response is lost (a 502
-    /// at once). No crash.
-    LiveResponseLost,
-    /// `after_click`, live: the site accepts the request and answers slowly. No crash.
-    LiveSlowResponse,
-    /// `concurrent_profile`: a second worker arrives on the profile after the first has
-    /// verified its target, mid-task.
-    MidTask,
-    /// `concurrent_profile`: mid-task, the first worker's lease lock file and Chromium's
-    /// `SingletonLock` are removed, then a second worker arrives: the live holder must still
-    /// be recognised, and the second refused.
-    LockRemoved,
-}
+/// Which world a boundary's fault strikes in: `landed` or `lost` for `after_click`,
+/// `account_switched` for `after_target_verified`, and so on.
+///
+/// Each variant is declared beside the fault unit of its boundary (the harness's
+/// `trial/faults/` folder), where everything it does to a trial lives; the constants below
+/// are the ones that exist. Variants compare, hash and serialize as their names.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Variant(&'static str);
 
 impl Variant {
-    /// The name in trial names.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Variant::Landed => "landed",
-            Variant::Lost => "lost",
-            Variant::AccountSwitched => "account_switched",
-            Variant::OtherAccount => "other_account",
-            Variant::OlderGeneration => "older_generation",
-            Variant::LiveAccountSwitch => "live_account_switch",
-            Variant::LiveTenantSwitch => "live_tenant_switch",
-            Variant::LiveObjectSwap => "live_object_swap",
-            Variant::LiveRequestLost => "live_request_lost",
-            Variant::LiveResponseLost => "live_response_lost",
-            Variant::LiveSlowResponse => "live_slow_response",
-            Variant::MidTask => "mid_task",
-            Variant::LockRemoved => "lock_removed",
-        }
+    /// A variant of this name (its fault unit declares it).
+    pub(crate) const fn named(name: &'static str) -> Variant {
+        Variant(name)
     }
 
-    /// Whether the variant strikes a live worker (no crash at its fault point).
-    pub const fn is_live(self) -> bool {
-        matches!(
-            self,
-            Variant::LiveAccountSwitch
-                | Variant::LiveTenantSwitch
-                | Variant::LiveObjectSwap
-                | Variant::LiveRequestLost
-                | Variant::LiveResponseLost
-                | Variant::LiveSlowResponse
-                | Variant::MidTask
-                | Variant::LockRemoved
-        )
+    /// The name in trial names.
+    pub const fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
+impl fmt::Debug for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl serde::Serialize for Variant {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0)
     }
 }

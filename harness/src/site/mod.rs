@@ -25,7 +25,7 @@ pub use crate::worker::adapter::{Identity, PageFacts, PageKind, RemoteEffect, Si
 #[cfg(feature = "fixture-site")]
 pub use fixture::Fixture;
 pub use http::Http;
-pub(crate) use running::RunningSite;
+pub(crate) use running::{EffectArm, RunningSite, WorldChange};
 
 use crate::worker::Account;
 

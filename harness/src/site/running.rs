@@ -6,9 +6,35 @@ use std::time::Duration;
 
 use super::{RemoteEffect, Site, SiteError, SiteKind, SiteSpec};
 use crate::plan::Hazard;
-use crate::plan::Variant;
 use crate::proxy::{EffectFault, EffectMatcher, FaultProxy};
 use crate::worker::Account;
+
+/// What the site does to the next effect request (the `after_click` variants).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EffectArm {
+    /// Committed, the response held until the worker is gone.
+    Landed,
+    /// Held, then dropped: never committed.
+    Lost,
+    /// Never committed; answered `502` at once.
+    RequestDropped,
+    /// Committed; its response replaced by a `502`.
+    ResponseDropped,
+    /// Committed; answered slowly.
+    Slow,
+}
+
+/// A change of the site's own records under a live worker (the live `after_login`
+/// variants).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WorldChange {
+    /// The account's sessions come to belong to another account.
+    AccountSwitch,
+    /// The account moves to another tenant.
+    TenantSwitch,
+    /// The route of the scenario's object serves another object.
+    ObjectSwap,
+}
 
 /// A site started for one trial.
 #[derive(Debug)]
@@ -160,7 +186,7 @@ impl RunningSite {
     /// `ACTION_SUBMITTED`).
     pub(crate) fn arm(
         &self,
-        variant: Option<Variant>,
+        arm: EffectArm,
         submitted: impl Fn() -> bool + Send + Sync + 'static,
     ) -> Option<()> {
         match &self.kind {
@@ -169,22 +195,22 @@ impl RunningSite {
                 // The fixture arms its own effect route: nothing else can take the arm.
                 let _ = submitted;
                 use browser_fault_fixtures::ArmedEffect as A;
-                site.arm_next_effect(match variant {
-                    Some(Variant::Lost) => A::Lost,
-                    Some(Variant::LiveRequestLost) => A::Dropped,
-                    Some(Variant::LiveResponseLost) => A::ResponseDropped,
-                    Some(Variant::LiveSlowResponse) => A::Slow,
-                    _ => A::Landed,
+                site.arm_next_effect(match arm {
+                    EffectArm::Landed => A::Landed,
+                    EffectArm::Lost => A::Lost,
+                    EffectArm::RequestDropped => A::Dropped,
+                    EffectArm::ResponseDropped => A::ResponseDropped,
+                    EffectArm::Slow => A::Slow,
                 });
                 Some(())
             }
             Running::External { proxy, .. } => {
-                let fault = match variant {
-                    Some(Variant::Lost) => EffectFault::Lost,
-                    Some(Variant::LiveRequestLost) => EffectFault::Dropped,
-                    Some(Variant::LiveResponseLost) => EffectFault::ResponseDropped,
-                    Some(Variant::LiveSlowResponse) => EffectFault::Slow(SLOW_RESPONSE),
-                    _ => EffectFault::Landed,
+                let fault = match arm {
+                    EffectArm::Landed => EffectFault::Landed,
+                    EffectArm::Lost => EffectFault::Lost,
+                    EffectArm::RequestDropped => EffectFault::Dropped,
+                    EffectArm::ResponseDropped => EffectFault::ResponseDropped,
+                    EffectArm::Slow => EffectFault::Slow(SLOW_RESPONSE),
                 };
                 let site = self.spec.site.clone();
                 let matcher = EffectMatcher::unsafe_methods()
@@ -200,25 +226,25 @@ impl RunningSite {
     /// tenant, or the route `/threads/{object}` serves another object.
     pub(crate) fn change_world(
         &self,
-        variant: Variant,
+        change: WorldChange,
         account: &Account,
         object: Option<&str>,
     ) -> Result<(), &'static str> {
         match &self.kind {
             #[cfg(feature = "fixture-site")]
             Running::Fixture(site) => {
-                match variant {
-                    Variant::LiveAccountSwitch => site.switch_account(
+                match change {
+                    WorldChange::AccountSwitch => site.switch_account(
                         &account.id,
                         browser_fault_fixtures::switched_account(&account.id),
                     ),
-                    Variant::LiveTenantSwitch => site.move_account(
+                    WorldChange::TenantSwitch => site.move_account(
                         &account.id,
                         browser_fault_fixtures::other_tenant(
                             account.tenant.as_deref().unwrap_or(""),
                         ),
                     ),
-                    Variant::LiveObjectSwap => {
+                    WorldChange::ObjectSwap => {
                         let route: u32 = object.and_then(|o| o.parse().ok()).ok_or(
                             "the scenario declares no thread object (`effects = \"42\"`) to swap",
                         )?;
@@ -229,12 +255,11 @@ impl RunningSite {
                         };
                         site.swap_object(route, other);
                     }
-                    _ => return Err("not a world change"),
                 }
                 Ok(())
             }
             Running::External { .. } => {
-                let _ = (variant, account, object);
+                let _ = (change, account, object);
                 Err("this site has no knob to change the world")
             }
         }

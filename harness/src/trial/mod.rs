@@ -93,72 +93,16 @@ impl Trial {
         if site.is_fixture() {
             return None;
         }
-        const NO_PROXY: &str = "needs the fault proxy (the site spec turned it off)";
-        const NO_OTHER: &str = "needs a second account of the site (`SiteSpec::other_account`)";
-        let proxy = site.has_fault_proxy();
-        let other = site.has_other_account();
-        match self.plan {
-            FaultPlan::Boundary {
-                boundary: Boundary::AfterClick,
-                ..
-            } if !proxy => Some(NO_PROXY),
-            FaultPlan::Boundary {
-                variant: Some(Variant::AccountSwitched | Variant::OtherAccount),
-                ..
-            } if !other => Some(NO_OTHER),
-            FaultPlan::Boundary {
-                variant:
-                    Some(
-                        Variant::LiveAccountSwitch
-                        | Variant::LiveTenantSwitch
-                        | Variant::LiveObjectSwap,
-                    ),
-                ..
-            } => Some(
-                "changes the site's own records under a live session: only the bundled site has that knob",
-            ),
-            FaultPlan::Boundary { .. } => None,
-            FaultPlan::Hazard { hazard } => match hazard {
-                Hazard::ExpiredSession if !proxy => Some(NO_PROXY),
-                Hazard::ExpiredSession | Hazard::BrowserVersionChanged => None,
-                Hazard::AccountSwitch if !other => Some(NO_OTHER),
-                Hazard::AccountSwitch => None,
-                Hazard::CredentialRotated => {
-                    Some("rotates the account's password: only the bundled site has that knob")
-                }
-                Hazard::LoginInterstitial
-                | Hazard::ConsentInterstitial
-                | Hazard::TenantMismatch
-                | Hazard::StaleTab => Some("a page only the bundled site shows"),
-            },
-        }
+        faults::unit(self.plan).map_or(Some("its boundary has no such variant"), |unit| {
+            unit.cannot_run(site)
+        })
     }
 
     /// Whether a correct agent acts in this trial: reaches `ACTION_SUBMITTED` in one of its
     /// workers. Trials that must end in a safe stop before any action (a stale restore, an
     /// account switched during the crash, an interstitial, another tenant) do not.
     pub fn expects_action(&self) -> bool {
-        match self.plan {
-            FaultPlan::Boundary {
-                boundary: Boundary::StaleProfileRestore,
-                ..
-            }
-            | FaultPlan::Boundary {
-                variant:
-                    Some(
-                        Variant::AccountSwitched
-                        | Variant::LiveAccountSwitch
-                        | Variant::LiveTenantSwitch
-                        | Variant::LiveObjectSwap,
-                    ),
-                ..
-            } => false,
-            FaultPlan::Boundary { .. } => true,
-            FaultPlan::Hazard { hazard } => matches!(
-                hazard,
-                Hazard::ExpiredSession | Hazard::StaleTab | Hazard::CredentialRotated
-            ),
-        }
+        faults::unit(self.plan).is_some_and(|unit| unit.expects_action())
     }
 
     /// The variant, when the boundary has several.
@@ -176,29 +120,9 @@ impl fmt::Display for Trial {
     }
 }
 
-/// The variants each boundary runs in.
+/// The variants each boundary runs in (`None`: the plain fault), in a stable order.
 pub fn variants(boundary: Boundary) -> &'static [Option<Variant>] {
-    match boundary {
-        Boundary::AfterLogin => &[
-            None,
-            Some(Variant::LiveAccountSwitch),
-            Some(Variant::LiveTenantSwitch),
-            Some(Variant::LiveObjectSwap),
-        ],
-        Boundary::AfterClick => &[
-            Some(Variant::Landed),
-            Some(Variant::Lost),
-            Some(Variant::LiveRequestLost),
-            Some(Variant::LiveResponseLost),
-            Some(Variant::LiveSlowResponse),
-        ],
-        Boundary::AfterTargetVerified => &[None, Some(Variant::AccountSwitched)],
-        Boundary::StaleProfileRestore => {
-            &[Some(Variant::OtherAccount), Some(Variant::OlderGeneration)]
-        }
-        Boundary::ConcurrentProfile => &[None, Some(Variant::MidTask), Some(Variant::LockRemoved)],
-        _ => &[None],
-    }
+    faults::variants(boundary)
 }
 
 /// Every trial of a scenario, in a stable order: boundaries in lifecycle order with their

@@ -1,0 +1,129 @@
+//! `after_click`: the click is dispatched and its response not observed. The site makes the
+//! request land or get lost before worker 1 is crashed (`landed`, `lost`); in the live
+//! variants the network loses the request or its response, or answers slowly, under a
+//! worker that lives on.
+
+use super::{AtStrike, FaultUnit, Strike};
+use crate::journal::{Checkpoint, Journal};
+use crate::plan::{Boundary, Variant};
+use crate::site::{EffectArm, SiteSpec};
+use crate::trial::engine::{Engine, Tracked, TrialError};
+
+impl Variant {
+    /// `after_click`: the request landed (committed, response held) before the crash.
+    pub const LANDED: Variant = Variant::named("landed");
+    /// `after_click`: the request was lost (never committed) before the crash.
+    pub const LOST: Variant = Variant::named("lost");
+    /// `after_click`, live: the site loses the request (nothing committed, a 502 at once).
+    /// No crash.
+    pub const LIVE_REQUEST_LOST: Variant = Variant::named("live_request_lost");
+    /// `after_click`, live: the site accepts the request and its response is lost (a 502
+    /// at once). No crash.
+    pub const LIVE_RESPONSE_LOST: Variant = Variant::named("live_response_lost");
+    /// `after_click`, live: the site accepts the request and answers slowly. No crash.
+    pub const LIVE_SLOW_RESPONSE: Variant = Variant::named("live_slow_response");
+}
+
+pub(super) const VARIANTS: &[Option<Variant>] = &[
+    Some(Variant::LANDED),
+    Some(Variant::LOST),
+    Some(Variant::LIVE_REQUEST_LOST),
+    Some(Variant::LIVE_RESPONSE_LOST),
+    Some(Variant::LIVE_SLOW_RESPONSE),
+];
+
+pub(super) fn unit(variant: Option<Variant>) -> Option<&'static dyn FaultUnit> {
+    match variant? {
+        Variant::LANDED => Some(&LANDED),
+        Variant::LOST => Some(&LOST),
+        Variant::LIVE_REQUEST_LOST => Some(&REQUEST_LOST),
+        Variant::LIVE_RESPONSE_LOST => Some(&RESPONSE_LOST),
+        Variant::LIVE_SLOW_RESPONSE => Some(&SLOW),
+        _ => None,
+    }
+}
+
+static LANDED: Click = Click {
+    arm: EffectArm::Landed,
+    live: false,
+};
+static LOST: Click = Click {
+    arm: EffectArm::Lost,
+    live: false,
+};
+static REQUEST_LOST: Click = Click {
+    arm: EffectArm::RequestDropped,
+    live: true,
+};
+static RESPONSE_LOST: Click = Click {
+    arm: EffectArm::ResponseDropped,
+    live: true,
+};
+static SLOW: Click = Click {
+    arm: EffectArm::Slow,
+    live: true,
+};
+
+/// The site arms the effect's request; worker 1 is crashed once it has landed or been lost,
+/// or (live) lives on and faces what the network did.
+struct Click {
+    arm: EffectArm,
+    live: bool,
+}
+
+#[async_trait::async_trait]
+impl FaultUnit for Click {
+    fn planned(&self) -> String {
+        let what = match self.arm {
+            EffectArm::RequestDropped => "the request lost on the wire",
+            EffectArm::ResponseDropped => "the request landed and its response lost",
+            EffectArm::Slow => "the request landed and its response slow",
+            EffectArm::Landed | EffectArm::Lost => return "crash at after_click".to_owned(),
+        };
+        format!("{what} under the live worker")
+    }
+
+    fn strike_point(&self) -> Option<Boundary> {
+        (!self.live).then_some(Boundary::AfterClick)
+    }
+
+    fn cannot_run(&self, site: &SiteSpec) -> Option<&'static str> {
+        super::needs_fault_proxy(site)
+    }
+
+    fn struck_by_site(&self) -> bool {
+        self.live
+    }
+
+    async fn prepare(&self, e: &mut Engine<'_>) -> Result<(), TrialError> {
+        // On a site behind the fault proxy, the effect is the first request the site adapter
+        // names that worker 1 sends once it journaled ACTION_SUBMITTED: never its sign-in,
+        // whatever the adapter's matcher says.
+        let watch = Journal::open(e.journal.path()).map_err(|err| TrialError::Setup(err.into()))?;
+        let watch = std::sync::Mutex::new(watch);
+        let run = e.run_id.clone();
+        let submitted = move || {
+            let journal = watch.lock().unwrap_or_else(|p| p.into_inner());
+            journal.side_effects(&run).is_ok_and(|effects| {
+                effects
+                    .iter()
+                    .any(|e| e.state == Checkpoint::ActionSubmitted)
+            })
+        };
+        e.site
+            .arm(self.arm, submitted)
+            .ok_or(TrialError::Unsupported("arm-next-effect"))
+    }
+
+    async fn at_strike(
+        &self,
+        e: &mut Engine<'_>,
+        _first: &mut Tracked,
+        _strike: Strike,
+        _later: &mut Vec<Tracked>,
+    ) -> Result<AtStrike, TrialError> {
+        // Deterministic: the request has landed (or been lost) at the site.
+        e.site.wait_armed_reached(e.timeout).await;
+        Ok(AtStrike::Crash)
+    }
+}

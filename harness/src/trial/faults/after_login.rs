@@ -1,0 +1,86 @@
+//! `after_login`: a crash once signed in, before the identity probe; and the live variants,
+//! where the world changes under the running worker before its verify step.
+
+use super::{AtStrike, Crash, FaultUnit, Strike};
+use crate::fault::Resume;
+use crate::plan::{Boundary, Variant};
+use crate::site::{SiteSpec, WorldChange};
+use crate::trial::engine::{Engine, Tracked, TrialError};
+
+impl Variant {
+    /// `after_login`, live: after the identity probe and before the verify step, the
+    /// browser's session comes to belong to another account (another tab signed in) and the
+    /// worker's tab reloads. No crash.
+    pub const LIVE_ACCOUNT_SWITCH: Variant = Variant::named("live_account_switch");
+    /// `after_login`, live: the account is moved to another tenant at the same point.
+    pub const LIVE_TENANT_SWITCH: Variant = Variant::named("live_tenant_switch");
+    /// `after_login`, live: the route the agent opened now serves another object (a reused
+    /// tab), at the same point.
+    pub const LIVE_OBJECT_SWAP: Variant = Variant::named("live_object_swap");
+}
+
+pub(super) const VARIANTS: &[Option<Variant>] = &[
+    None,
+    Some(Variant::LIVE_ACCOUNT_SWITCH),
+    Some(Variant::LIVE_TENANT_SWITCH),
+    Some(Variant::LIVE_OBJECT_SWAP),
+];
+
+pub(super) fn unit(variant: Option<Variant>) -> Option<&'static dyn FaultUnit> {
+    match variant {
+        None => Some(&CRASH),
+        Some(Variant::LIVE_ACCOUNT_SWITCH) => Some(&ACCOUNT),
+        Some(Variant::LIVE_TENANT_SWITCH) => Some(&TENANT),
+        Some(Variant::LIVE_OBJECT_SWAP) => Some(&OBJECT),
+        Some(_) => None,
+    }
+}
+
+static CRASH: Crash = Crash(Boundary::AfterLogin);
+static ACCOUNT: LiveChange = LiveChange(WorldChange::AccountSwitch);
+static TENANT: LiveChange = LiveChange(WorldChange::TenantSwitch);
+static OBJECT: LiveChange = LiveChange(WorldChange::ObjectSwap);
+
+/// The site's own records change under the live worker, whose tab then reloads.
+struct LiveChange(WorldChange);
+
+#[async_trait::async_trait]
+impl FaultUnit for LiveChange {
+    fn planned(&self) -> String {
+        let what = match self.0 {
+            WorldChange::AccountSwitch => "the session switched to another account",
+            WorldChange::TenantSwitch => "the account moved to another tenant",
+            WorldChange::ObjectSwap => "the route swapped to another object",
+        };
+        format!("{what} under the live worker before it verifies its target")
+    }
+
+    fn strike_point(&self) -> Option<Boundary> {
+        Some(Boundary::BeforeVerify)
+    }
+
+    fn expects_action(&self) -> bool {
+        false
+    }
+
+    fn cannot_run(&self, _site: &SiteSpec) -> Option<&'static str> {
+        Some(
+            "changes the site's own records under a live session: only the bundled site has that knob",
+        )
+    }
+
+    async fn at_strike(
+        &self,
+        e: &mut Engine<'_>,
+        first: &mut Tracked,
+        _strike: Strike,
+        _later: &mut Vec<Tracked>,
+    ) -> Result<AtStrike, TrialError> {
+        let object = e.trial.scenario.effects.and_then(|o| o.first().copied());
+        if let Err(why) = e.site.change_world(self.0, &e.account, object) {
+            e.not_struck(why);
+        }
+        first.handle.resume_with(Resume::Reload).await;
+        Ok(AtStrike::Resumed)
+    }
+}

@@ -1,0 +1,37 @@
+//! `browser_crash`: Chromium is SIGKILLed under a live worker, which must notice.
+
+use std::time::Duration;
+
+use super::{AtStrike, FaultUnit, Strike};
+use crate::browser::process;
+use crate::plan::Boundary;
+use crate::trial::engine::{Engine, Tracked, TrialError};
+
+pub(super) static UNIT: BrowserCrash = BrowserCrash;
+
+pub(super) struct BrowserCrash;
+
+#[async_trait::async_trait]
+impl FaultUnit for BrowserCrash {
+    fn planned(&self) -> String {
+        "browser killed under a live worker at browser_crash".to_owned()
+    }
+
+    fn strike_point(&self) -> Option<Boundary> {
+        Some(Boundary::BrowserCrash)
+    }
+
+    async fn at_strike(
+        &self,
+        e: &mut Engine<'_>,
+        first: &mut Tracked,
+        strike: Strike,
+        _later: &mut Vec<Tracked>,
+    ) -> Result<AtStrike, TrialError> {
+        let mut browsers = process::processes_using_profile(e.profile.path());
+        browsers.extend(strike.browser_pid);
+        process::kill_and_wait(&browsers, Duration::from_secs(10)).await;
+        first.handle.resume().await;
+        Ok(AtStrike::Resumed)
+    }
+}

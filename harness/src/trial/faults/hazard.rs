@@ -1,0 +1,89 @@
+//! Hazards: worker 1 is crashed once signed in, and a negative path is switched on at the
+//! site, the profile or the account source before the recovery runs.
+
+use super::FaultUnit;
+use crate::plan::{Boundary, Hazard};
+use crate::site::SiteSpec;
+use crate::trial::engine::Engine;
+
+pub(super) fn unit(hazard: Hazard) -> &'static dyn FaultUnit {
+    &UNITS[Hazard::ALL
+        .iter()
+        .position(|&h| h == hazard)
+        .expect("Hazard::ALL lists every hazard")]
+}
+
+static UNITS: [HazardUnit; Hazard::ALL.len()] = {
+    let mut units = [HazardUnit(Hazard::ExpiredSession); Hazard::ALL.len()];
+    let mut i = 0;
+    while i < Hazard::ALL.len() {
+        units[i] = HazardUnit(Hazard::ALL[i]);
+        i += 1;
+    }
+    units
+};
+
+#[derive(Clone, Copy)]
+struct HazardUnit(Hazard);
+
+#[async_trait::async_trait]
+impl FaultUnit for HazardUnit {
+    fn planned(&self) -> String {
+        format!("hazard {} after a crash at after_login", self.0)
+    }
+
+    fn strike_point(&self) -> Option<Boundary> {
+        // The hazard appears while the worker is down, after it signed in.
+        Some(Boundary::AfterLogin)
+    }
+
+    fn expects_action(&self) -> bool {
+        matches!(
+            self.0,
+            Hazard::ExpiredSession | Hazard::StaleTab | Hazard::CredentialRotated
+        )
+    }
+
+    fn cannot_run(&self, site: &SiteSpec) -> Option<&'static str> {
+        match self.0 {
+            Hazard::ExpiredSession => super::needs_fault_proxy(site),
+            Hazard::BrowserVersionChanged => None,
+            Hazard::AccountSwitch => super::needs_other_account(site),
+            Hazard::CredentialRotated => {
+                Some("rotates the account's password: only the bundled site has that knob")
+            }
+            Hazard::LoginInterstitial
+            | Hazard::ConsentInterstitial
+            | Hazard::TenantMismatch
+            | Hazard::StaleTab => Some("a page only the bundled site shows"),
+        }
+    }
+
+    async fn while_down(&self, e: &mut Engine<'_>) -> Result<(), String> {
+        match self.0 {
+            Hazard::AccountSwitch => e.switch_profile_account().await,
+            Hazard::BrowserVersionChanged => {
+                // The profile comes back as another browser major version left it.
+                let older = match e.browser_version.parse::<u32>() {
+                    Ok(major) => major.saturating_sub(1).to_string(),
+                    Err(_) => format!("{}-older", e.browser_version),
+                };
+                e.store
+                    .record_browser_version(&e.profile, &older)
+                    .map_err(|err| {
+                        format!(
+                            "the profile's browser version could not be rewritten ({})",
+                            err.to_string().chars().take(200).collect::<String>()
+                        )
+                    })
+            }
+            Hazard::CredentialRotated => {
+                // The recovery gets the new password from the account source.
+                e.site
+                    .rotate_password(&e.account.id)
+                    .ok_or_else(|| "this site cannot rotate a password".to_owned())
+            }
+            hazard => e.site.set_hazard(hazard, true).map_err(str::to_owned),
+        }
+    }
+}
