@@ -132,6 +132,7 @@ impl<'w> SideEffect<'w> {
             confirm,
             reconcile,
         } = self;
+        worker.ensure_browser().await?;
         let record = worker.journal().record_intent(&name, &args)?;
         let key = record.request_key.clone();
         let journal = worker.journal();

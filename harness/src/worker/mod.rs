@@ -150,6 +150,22 @@ impl WorkerSpec {
     }
 }
 
+/// Whether `BROWSER_FAULT_TRACE` asks for a timed line per browser step and worker phase
+/// in the worker's log (for finding where a trial's time goes; off by default).
+fn tracing() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("BROWSER_FAULT_TRACE").is_some_and(|v| v == "1"))
+}
+
+/// Logs `line()` with the worker process's age in ms, when tracing.
+pub(crate) fn trace(log: &LogSink, line: impl FnOnce() -> String) {
+    if tracing() {
+        static T0: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        let age = T0.get_or_init(std::time::Instant::now).elapsed().as_millis();
+        log.line(&format!("+{age} {}", line()));
+    }
+}
+
 /// Where a worker's log lines go.
 #[derive(Clone, Debug)]
 pub(crate) enum LogSink {
@@ -212,6 +228,8 @@ pub struct Worker {
     sessions_started: u32,
     findings: Vec<PolicyFinding>,
     binaries: Option<BrowserBinaries>,
+    /// The profile check refused the profile, so the browser was not launched at the start.
+    launch_pending: bool,
 }
 
 impl Worker {
@@ -279,13 +297,15 @@ impl Worker {
     /// Starts a worker: claims the profile's lease (a second worker is refused here, before
     /// anything launches), checks the profile against the journal, bumps its generation,
     /// writes the browser-session record, recovers a stale browser lock only when its owner is
-    /// dead, and launches the browser. Then the `after_profile_created` fault point.
+    /// dead, and launches the browser (on a profile the check refused, only when the agent
+    /// goes on to use it). Then the `after_profile_created` fault point.
     pub(crate) async fn start(
         spec: WorkerSpec,
         site: Arc<dyn adapter::Site>,
         fault: Arc<FaultHook>,
         log: LogSink,
     ) -> Result<Worker, TaskError> {
+        trace(&log, || "worker start".to_owned());
         let journal = Journal::open(&spec.journal_path)?;
         let store = ProfileStore::open(&spec.profile_root)?;
         let profile = store.open_profile(&spec.profile_path)?;
@@ -331,18 +351,39 @@ impl Worker {
             sessions_started: 0,
             findings,
             binaries,
+            launch_pending: false,
         };
         for finding in &worker.findings {
             worker.log(&format!("profile finding: {}", finding_name(finding)));
         }
         worker.report_profile_check().await;
-        worker.launch_browser().await?;
-        worker.strike(Boundary::AfterProfileCreated).await;
+        if worker.require_trusted_profile().is_ok() {
+            worker.launch_browser().await?;
+            worker.strike(Boundary::AfterProfileCreated).await;
+        } else {
+            // The check refused the profile: an agent that checks it stops here without a
+            // browser (one launched and quit for nothing cost a stale-restore trial about
+            // 0.8 s). One that goes on anyway, or migrates, gets it at its first `open`,
+            // identity probe or side effect, and the `after_profile_created` point with it.
+            worker.launch_pending = true;
+            worker.log("profile refused by its check: the browser starts only if used");
+        }
         Ok(worker)
+    }
+
+    /// Launches the browser a refused profile's start held back ([`Worker::start`]), then
+    /// crosses `after_profile_created`. Does nothing when the browser is up.
+    async fn ensure_browser(&mut self) -> Result<(), TaskError> {
+        if self.launch_pending {
+            self.launch_browser().await?;
+            self.strike(Boundary::AfterProfileCreated).await;
+        }
+        Ok(())
     }
 
     /// Writes the session record, then launches a browser on the profile and installs it.
     async fn launch_browser(&mut self) -> Result<(), TaskError> {
+        self.launch_pending = false;
         let spec = &self.shared.spec;
         recover_stale_singleton_lock(self.profile.path())?;
         std::fs::create_dir_all(&spec.tmp_dir).map_err(|source| {
@@ -369,6 +410,7 @@ impl Worker {
             fast_first_navigation: spec.fast_first_navigation,
             ..BrowserOptions::default()
         };
+        trace(&self.shared.log, || "launch".to_owned());
         let launch_started = std::time::Instant::now();
         // chromedriver comes up while the journal records are written; Chromium itself is
         // launched only after the browser-session record is durable.
@@ -421,6 +463,7 @@ impl Worker {
         };
         let launch_time = launch_started.elapsed();
         self.shared.fault.add_launch_time(launch_time);
+        trace(&self.shared.log, || format!("launched in {} ms", launch_time.as_millis()));
         let pid = browser.browser_pid();
         let (token, previous) = self.shared.registry.install(browser);
         if let Some(previous) = previous {
@@ -439,13 +482,16 @@ impl Worker {
         Ok(())
     }
 
-    /// The page of the current browser session (whatever it shows).
+    /// The page of the current browser session (whatever it shows). On a profile its check
+    /// refused, there is no session until [`Worker::open`], [`Worker::probe_identity`] or a
+    /// side effect starts one.
     pub fn page(&self) -> Page {
         Page::new(self.shared.clone(), self.token)
     }
 
     /// Navigates to `route` on the site (`/threads/42`) and waits until it loaded.
     pub async fn open(&mut self, route: &str) -> Result<Page, TaskError> {
+        self.ensure_browser().await?;
         let page = self.page();
         page.goto(route).await?;
         Ok(page)
@@ -542,6 +588,7 @@ impl Worker {
     ///
     /// [`Site::identity`]: crate::site::Site::identity
     pub async fn probe_identity(&mut self) -> Result<adapter::Identity, TaskError> {
+        self.ensure_browser().await?;
         let page = self.page();
         let identity = page.identity().await?;
         let expected = &self.shared.spec.account;
@@ -640,6 +687,7 @@ impl Worker {
             let started = std::time::Instant::now();
             browser.quit().await;
             self.shared.fault.add_quit_time(started.elapsed());
+            trace(&self.shared.log, || format!("quit in {} ms", started.elapsed().as_millis()));
         }
     }
 

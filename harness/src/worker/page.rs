@@ -136,6 +136,9 @@ impl Page {
         let started = Instant::now();
         let outcome = tokio::time::timeout(limit, fut).await;
         self.shared.fault.add_browser_time(started.elapsed());
+        super::trace(&self.shared.log, || {
+            format!("step {name} {} ms", started.elapsed().as_millis())
+        });
         match outcome {
             Ok(Err(TaskError::Browser(BrowserError::Command(e)))) => Err(self.classify(e)),
             Ok(r) => r,
