@@ -343,6 +343,15 @@ impl Browser {
         self.forget_session();
     }
 
+    /// Ends the session at once: SIGKILLs the whole tree ([`Browser::kill`]) and waits
+    /// until every process that ran on the profile is dead. For a browser whose profile is
+    /// removed next: nothing of the profile needs to be written back.
+    pub async fn end_now(mut self) {
+        let pids = process::processes_using_profile(&self.profile_dir);
+        self.kill();
+        process::wait_all_dead(&pids, Duration::from_secs(10)).await;
+    }
+
     /// Ends the session politely, then makes sure nothing of the tree is left.
     pub async fn quit(mut self) {
         let driver = self.driver.clone();

@@ -246,6 +246,7 @@ impl<'a> Engine<'a> {
             own_process_group: true,
             fast_first_navigation: settings.fast_first_navigation,
             start_gate: false,
+            discard_profile_after: false,
             binaries,
         };
         Ok(Engine {
@@ -303,6 +304,8 @@ impl<'a> Engine<'a> {
         if unit.recovers() {
             let incarnation = self.next_incarnation();
             let mut spec = self.spec_for(incarnation, None);
+            // The last worker: its profile is removed after it, so its browser need not quit.
+            spec.discard_profile_after = true;
             // The account as its source says now (a rotated password is the new one).
             if let Some(now) = self.site.account(self.trial.scenario.account) {
                 spec.account = now;

@@ -111,6 +111,11 @@ pub struct WorkerSpec {
     pub fast_first_navigation: bool,
     /// Wait at the start gate for the trial's word before claiming the lease.
     pub start_gate: bool,
+    /// The profile is removed once this worker has ended (the last worker of a trial): end
+    /// its local browser by SIGKILL, waiting until every process on the profile is dead,
+    /// instead of a polite quit (0.1-0.2 s) that would only tidy a profile about to go. A
+    /// remote browser is always quit politely.
+    pub discard_profile_after: bool,
     /// The browser binaries, found once by the trial (`None`: find them).
     pub binaries: Option<BrowserBinaries>,
 }
@@ -145,6 +150,7 @@ impl WorkerSpec {
             own_process_group: true,
             fast_first_navigation: true,
             start_gate: false,
+            discard_profile_after: false,
             binaries: None,
         }
     }
@@ -161,7 +167,10 @@ fn tracing() -> bool {
 pub(crate) fn trace(log: &LogSink, line: impl FnOnce() -> String) {
     if tracing() {
         static T0: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-        let age = T0.get_or_init(std::time::Instant::now).elapsed().as_millis();
+        let age = T0
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_millis();
         log.line(&format!("+{age} {}", line()));
     }
 }
@@ -463,7 +472,9 @@ impl Worker {
         };
         let launch_time = launch_started.elapsed();
         self.shared.fault.add_launch_time(launch_time);
-        trace(&self.shared.log, || format!("launched in {} ms", launch_time.as_millis()));
+        trace(&self.shared.log, || {
+            format!("launched in {} ms", launch_time.as_millis())
+        });
         let pid = browser.browser_pid();
         let (token, previous) = self.shared.registry.install(browser);
         if let Some(previous) = previous {
@@ -685,9 +696,15 @@ impl Worker {
             && let Some(browser) = self.shared.registry.retire(token)
         {
             let started = std::time::Instant::now();
-            browser.quit().await;
+            if self.shared.spec.discard_profile_after && browser.driver_pid().is_some() {
+                browser.end_now().await;
+            } else {
+                browser.quit().await;
+            }
             self.shared.fault.add_quit_time(started.elapsed());
-            trace(&self.shared.log, || format!("quit in {} ms", started.elapsed().as_millis()));
+            trace(&self.shared.log, || {
+                format!("quit in {} ms", started.elapsed().as_millis())
+            });
         }
     }
 

@@ -51,6 +51,8 @@ impl FaultUnit for AtOnce {
         let gated = |e: &Engine<'_>, incarnation| {
             let mut spec = e.spec_for(incarnation, None);
             spec.start_gate = true;
+            // No worker comes after these two: the profile is removed next.
+            spec.discard_profile_after = true;
             spec
         };
         let a = e.spawn_spec(gated(e, 1)).await?;
