@@ -76,15 +76,19 @@ struct Location {
 
 const LOCATION_JS: &str = "return { origin: location.origin, path: location.pathname };";
 
-/// The click is dispatched from a timer so that the command returns before the navigation
+/// Clicks `arguments[0]` (an element, or a selector looked up at once); answers whether there
+/// was one to click. The click is dispatched from a timer so that the command returns before the navigation
 /// it starts: chromedriver waits for a navigation that begins while it is still finishing the
 /// command. Measured (`benches/browser.rs`, the site holding the navigation 600 ms): a 0 ms
 /// timer (or rAF) was caught 2–3 times in 10, 5–50 ms never; 20 ms keeps a margin and costs
 /// about 30 ms less per click and observed navigation than the 50 ms it replaced.
 const CLICK_JS: &str = r#"
-const el = arguments[0];
+const t = arguments[0];
+const el = typeof t === 'string' ? document.querySelector(t) : t;
+if (!el) return false;
 el.scrollIntoView({ block: 'center' });
 setTimeout(() => el.click(), 20);
+return true;
 "#;
 
 /// How long a click waits for chromedriver's answer before it counts the click as dispatched
@@ -92,18 +96,53 @@ setTimeout(() => el.click(), 20);
 /// holds keeps chromedriver from answering, and that navigation means the click went out.
 const CLICK_ANSWER_WAIT: Duration = Duration::from_millis(1500);
 
-/// Focuses a field and selects its text, so that inserted text replaces it; `false` when the
-/// element has no text selection to make.
-const SELECT_FIELD_JS: &str = r#"
-const el = arguments[0];
-el.scrollIntoView({ block: 'center' });
-el.focus();
-if (typeof el.select !== 'function') return false;
-try { el.select(); return document.activeElement === el; } catch (e) { return false; }
+/// Waits in the page until one of `arguments[0]` (CSS selectors) matches, up to
+/// `arguments[1]` ms: checks at once, then on every DOM change (a `MutationObserver`), not
+/// by polling. Answers `[index, element]`, `null` on timeout, or `[-1, message]` for a
+/// selector the page cannot parse. With `arguments[2]` true it also focuses the element and
+/// selects its text (so that inserted text replaces it), and answers `[index, element, selected]`.
+const WAIT_JS: &str = r#"
+const sels = arguments[0], limit = arguments[1], select = arguments[2] === true;
+const done = arguments[arguments.length - 1];
+const selectIn = (el) => {
+  el.scrollIntoView({ block: 'center' });
+  el.focus();
+  if (typeof el.select !== 'function') return false;
+  try { el.select(); return document.activeElement === el; } catch (e) { return false; }
+};
+const find = () => {
+  for (let i = 0; i < sels.length; i++) {
+    let el;
+    try { el = document.querySelector(sels[i]); } catch (e) { return [-1, String(e && e.message)]; }
+    if (el) return select ? [i, el, selectIn(el)] : [i, el];
+  }
+  return null;
+};
+const now = find();
+if (now) { done(now); return; }
+let timer = null;
+const obs = new MutationObserver(() => {
+  const hit = find();
+  if (hit) { obs.disconnect(); clearTimeout(timer); done(hit); }
+});
+obs.observe(document, { subtree: true, childList: true, attributes: true });
+timer = setTimeout(() => { obs.disconnect(); done(null); }, limit);
 "#;
 
+/// How many times in a row a wait starts again on a new page before it gives up: a page
+/// that keeps navigating away is an error, not a wait.
+const PAGE_GONE_RETRIES: u32 = 20;
+
+/// The longest one wait script runs before the harness asks again: below chromedriver's
+/// default script timeout (30 s).
+const WAIT_SCRIPT_LIMIT: Duration = Duration::from_secs(25);
+
+/// GETs `arguments[0]` from the page when it is on the origin `arguments[1]`; answers
+/// `[status, body]`, or `[-1, '']` when the page is elsewhere (the caller goes to the origin
+/// first): the location check and the fetch in one command.
 const FETCH_JS: &str = r#"
 const done = arguments[arguments.length - 1];
+if (location.origin !== arguments[1]) { done([-1, '']); return; }
 fetch(arguments[0], { credentials: 'same-origin', headers: { 'Accept': 'application/json, text/html;q=0.9, */*;q=0.8' } })
   .then(r => r.text().then(t => done([r.status, t])))
   .catch(() => done([0, '']));
@@ -159,6 +198,16 @@ impl Page {
         }
     }
 
+    /// Whether this session's browser still runs (a retired session's does not count).
+    fn browser_alive(&self) -> bool {
+        self.token.is_some_and(|t| {
+            self.shared
+                .registry
+                .with_browser(t, crate::browser::Browser::is_alive)
+                .unwrap_or(false)
+        })
+    }
+
     /// A failed command on a dead browser is a crash, which the worker must notice.
     fn classify(&self, e: Box<thirtyfour::error::WebDriverError>) -> TaskError {
         let alive = self
@@ -195,37 +244,95 @@ impl Page {
         self.wait_first(&[selector]).await.map(|(_, el)| el)
     }
 
-    /// Polls until one of `selectors` matches, within the step timeout; returns which, and
-    /// the element. Backs off from 5 ms to 50 ms between rounds.
+    /// Waits until one of `selectors` matches, within the step timeout; returns which, and
+    /// the element. The page itself watches for it ([`WAIT_JS`]): one command when the
+    /// element is there, and an answer as soon as it appears, where polling found it up to
+    /// 50 ms late and cost a failed lookup per round. A navigation that unloads the page
+    /// during the wait ends the script with an error; the next command waits for the new
+    /// page, and the wait goes on there.
     async fn wait_first<S: AsRef<str>>(
         &self,
         selectors: &[S],
     ) -> Result<(usize, WebElement), TaskError> {
+        self.wait_in_page(selectors, false)
+            .await
+            .map(|(i, el, _)| (i, el))
+    }
+
+    /// [`Page::wait_first`]; with `select`, the element is also focused and its text
+    /// selected in the same command, and the third value says whether that worked.
+    async fn wait_in_page<S: AsRef<str>>(
+        &self,
+        selectors: &[S],
+        select: bool,
+    ) -> Result<(usize, WebElement, bool), TaskError> {
         let driver = self.driver()?;
         let limit = self.shared.spec.step_timeout;
         let deadline = Instant::now() + limit;
-        let mut backoff = Duration::from_millis(5);
+        let list: Vec<&str> = selectors.iter().map(AsRef::as_ref).collect();
+        let not_found = || TaskError::NotFound {
+            selector: list.join(" | "),
+            after: limit,
+        };
+        let mut gone = 0;
         loop {
-            for (i, selector) in selectors.iter().enumerate() {
-                match driver.find(By::Css(selector.as_ref())).await {
-                    Ok(el) => return Ok((i, el)),
-                    Err(e) if is_no_such_element(&e) => {}
-                    Err(e) => return Err(BrowserError::from(e).into()),
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(not_found());
+            }
+            let wait_ms = u64::try_from(left.min(WAIT_SCRIPT_LIMIT).as_millis()).unwrap_or(0);
+            let answer = driver
+                .execute_async(
+                    WAIT_JS,
+                    vec![
+                        serde_json::json!(list),
+                        serde_json::json!(wait_ms),
+                        serde_json::json!(select),
+                    ],
+                )
+                .await;
+            let value = match answer {
+                Ok(ret) => ret.json().clone(),
+                Err(e) if is_page_gone(&e) && gone < PAGE_GONE_RETRIES && self.browser_alive() => {
+                    // The page went away under the script (a navigation): ask the next one.
+                    gone += 1;
+                    continue;
+                }
+                Err(e) => return Err(BrowserError::from(e).into()),
+            };
+            match value.as_array().map(Vec::as_slice) {
+                None => continue,
+                Some([index, el, rest @ ..]) => match index.as_i64() {
+                    Some(i) if i >= 0 => {
+                        let el = WebElement::from_json(el.clone(), driver.handle().clone())
+                            .map_err(BrowserError::from)?;
+                        let selected = rest
+                            .first()
+                            .and_then(serde_json::Value::as_bool)
+                            .unwrap_or(false);
+                        return Ok((usize::try_from(i).unwrap_or(0), el, selected));
+                    }
+                    _ => {
+                        // A selector the page cannot parse: chromedriver's own lookup names
+                        // the error as it always did.
+                        for selector in &list {
+                            if let Err(e) = driver.find(By::Css(*selector)).await
+                                && !is_no_such_element(&e)
+                            {
+                                return Err(BrowserError::from(e).into());
+                            }
+                        }
+                        return Err(TaskError::UnexpectedReply {
+                            what: "a wait in the page",
+                        });
+                    }
+                },
+                Some(_) => {
+                    return Err(TaskError::UnexpectedReply {
+                        what: "a wait in the page",
+                    });
                 }
             }
-            if Instant::now() >= deadline {
-                let selector = selectors
-                    .iter()
-                    .map(AsRef::as_ref)
-                    .collect::<Vec<_>>()
-                    .join(" | ");
-                return Err(TaskError::NotFound {
-                    selector,
-                    after: limit,
-                });
-            }
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(Duration::from_millis(50));
         }
     }
 
@@ -270,34 +377,48 @@ impl Page {
         let selector = selector.to_owned();
         async move {
             this.step("click", async {
-                let el = this.wait_element(&selector).await?;
-                // Dispatched from a task of the page, so the command returns at once even when
-                // the click starts a navigation whose response the site holds: chromedriver's
-                // native click would wait for that navigation. Under load the page's timer can
-                // still fire before chromedriver has finished the command, which then waits for
-                // the held navigation: the click was dispatched all the same, so the step ends
-                // once the command is in, not when chromedriver answers (its answer, or its
-                // page-load error, is dropped).
-                let arg = el.to_json().map_err(BrowserError::from)?;
-                let driver = this.driver()?;
-                let mut command =
-                    tokio::spawn(async move { driver.execute(CLICK_JS, vec![arg]).await });
-                match tokio::time::timeout(CLICK_ANSWER_WAIT, &mut command).await {
-                    Ok(Ok(answer)) => {
-                        answer.map_err(BrowserError::from)?;
-                    }
-                    // The command's task cannot panic short of a bug in the client; a click
-                    // whose answer is lost was still sent.
-                    Ok(Err(_)) => {}
-                    Err(_) => {
-                        this.shared
-                            .log
-                            .line("click: dispatched; the page's navigation is still pending");
-                    }
+                // Usually the element is there: looked up and clicked in one command.
+                if this.dispatch_click(serde_json::json!(selector)).await? {
+                    return Ok(());
                 }
+                let el = this.wait_element(&selector).await?;
+                let arg = el.to_json().map_err(BrowserError::from)?;
+                this.dispatch_click(arg).await?;
                 Ok(())
             })
             .await
+        }
+    }
+
+    /// Runs [`CLICK_JS`] on `target` (an element or a selector); returns whether the click
+    /// was dispatched; `false`: no element matched the selector yet, and nothing was clicked
+    /// (the caller waits for it). An error is returned as it is, never retried: the click may
+    /// have gone out.
+    async fn dispatch_click(&self, target: serde_json::Value) -> Result<bool, TaskError> {
+        // Dispatched from a task of the page, so the command returns at once even when
+        // the click starts a navigation whose response the site holds: chromedriver's
+        // native click would wait for that navigation. Under load the page's timer can
+        // still fire before chromedriver has finished the command, which then waits for
+        // the held navigation: the click was dispatched all the same, so the step ends
+        // once the command is in, not when chromedriver answers (its answer, or its
+        // page-load error, is dropped).
+        let driver = self.driver()?;
+        let mut command = tokio::spawn(async move { driver.execute(CLICK_JS, vec![target]).await });
+        match tokio::time::timeout(CLICK_ANSWER_WAIT, &mut command).await {
+            Ok(Ok(answer)) => Ok(answer
+                .map_err(BrowserError::from)?
+                .json()
+                .as_bool()
+                .unwrap_or(false)),
+            // The command's task cannot panic short of a bug in the client; a click whose
+            // answer is lost was still sent.
+            Ok(Err(_)) => Ok(true),
+            Err(_) => {
+                self.shared
+                    .log
+                    .line("click: dispatched; the page's navigation is still pending");
+                Ok(true)
+            }
         }
     }
 
@@ -318,15 +439,9 @@ impl Page {
         let value = value.to_owned();
         async move {
             this.step("fill", async {
-                let el = this.wait_element(&selector).await?;
+                // Found, focused and selected in one command.
+                let (_, el, selected) = this.wait_in_page(&[&selector], true).await?;
                 let driver = this.driver()?;
-                let arg = el.to_json().map_err(BrowserError::from)?;
-                let selected: bool = driver
-                    .execute(SELECT_FIELD_JS, vec![arg])
-                    .await
-                    .map_err(BrowserError::from)?
-                    .convert()
-                    .unwrap_or(false);
                 if selected && !value.is_empty() {
                     let inserted = driver
                         .cdp()
@@ -603,20 +718,34 @@ impl Page {
             this.step("fetch", async {
                 let driver = this.driver()?;
                 let origin = &this.shared.spec.origin;
-                let here = this.location().await?.origin;
-                if &here != origin {
-                    driver
-                        .goto(format!("{origin}/"))
+                let args = vec![serde_json::json!(route), serde_json::json!(origin)];
+                let mut went_home = false;
+                loop {
+                    let ret = driver
+                        .execute_async(FETCH_JS, args.clone())
                         .await
                         .map_err(BrowserError::from)?;
+                    let (status, body): (i64, String) =
+                        ret.convert().map_err(|_| TaskError::UnexpectedReply {
+                            what: "a fetch from the page",
+                        })?;
+                    match u16::try_from(status) {
+                        Ok(status) => return Ok((status, body)),
+                        // Elsewhere (a blank or foreign page): the site's origin first, once.
+                        Err(_) if !went_home => {
+                            went_home = true;
+                            driver
+                                .goto(format!("{origin}/"))
+                                .await
+                                .map_err(BrowserError::from)?;
+                        }
+                        Err(_) => {
+                            return Err(TaskError::UnexpectedReply {
+                                what: "a fetch from the page (not on the site's origin)",
+                            });
+                        }
+                    }
                 }
-                let ret = driver
-                    .execute_async(FETCH_JS, vec![serde_json::Value::String(route.clone())])
-                    .await
-                    .map_err(BrowserError::from)?;
-                ret.convert().map_err(|_| TaskError::UnexpectedReply {
-                    what: "a fetch from the page",
-                })
             })
             .await
         }
@@ -699,6 +828,20 @@ fn is_no_such_element(e: &WebDriverError) -> bool {
     matches!(
         e.as_inner(),
         thirtyfour::error::WebDriverErrorInner::NoSuchElement(_)
+    )
+}
+
+/// Whether a script failed because its page went away (a navigation unloaded it), not
+/// because of the script or the browser.
+fn is_page_gone(e: &WebDriverError) -> bool {
+    use thirtyfour::error::WebDriverErrorInner as E;
+    matches!(
+        e.as_inner(),
+        // chromedriver answers a script whose page unloaded with "script timeout" at once.
+        E::ScriptTimeout(_)
+            | E::JavascriptError(_)
+            | E::UnknownError(_)
+            | E::StaleElementReference(_)
     )
 }
 
