@@ -15,18 +15,48 @@ struct Split {
     steps: u64,
     quit: u64,
     total: u64,
+    /// The largest harness share of one trial (percent), and that trial.
+    worst_own_pct: f64,
+    worst_trial: String,
+    /// Peak memory (kB), Chromium excluded: the test process, and the largest worker.
+    runner_rss_kb: u64,
+    worker_rss_kb: u64,
 }
 
 impl Split {
     /// Adds one trial's `durations` (the drill's evidence and the peer's report share the
     /// keys).
-    fn add(&mut self, d: &serde_json::Value) {
+    fn add(&mut self, trial: &serde_json::Value) {
+        let d = &trial["durations"];
         let get = |k: &str| d[k].as_u64().unwrap_or(0);
+        let (launch, steps, quit, total) = (
+            get("browser_launch_ms"),
+            get("browser_steps_ms"),
+            get("browser_quit_ms"),
+            get("total_ms"),
+        );
         self.trials += 1;
-        self.launch += get("browser_launch_ms");
-        self.steps += get("browser_steps_ms");
-        self.quit += get("browser_quit_ms");
-        self.total += get("total_ms");
+        self.launch += launch;
+        self.steps += steps;
+        self.quit += quit;
+        self.total += total;
+        let own = 100.0 * total.saturating_sub(launch + steps + quit) as f64 / total.max(1) as f64;
+        if own > self.worst_own_pct {
+            self.worst_own_pct = own;
+            self.worst_trial = trial["trial"].as_str().unwrap_or_default().to_owned();
+        }
+        let memory = &trial["memory"];
+        let kb = |k: &str| memory[k].as_u64().unwrap_or(0);
+        self.runner_rss_kb = self.runner_rss_kb.max(kb("runner_peak_rss_kb"));
+        self.worker_rss_kb = self.worker_rss_kb.max(kb("worker_peak_rss_kb"));
+    }
+
+    /// The rest's share of all trial time (percent).
+    fn own_pct(&self) -> f64 {
+        let rest = self
+            .total
+            .saturating_sub(self.launch + self.steps + self.quit);
+        100.0 * rest as f64 / self.total.max(1) as f64
     }
 
     /// Per trial: launch, page work, quit, the rest, total (ms).
@@ -76,11 +106,11 @@ pub(crate) fn bench_peer(ws: &Path, rounds: usize) -> Result<(), u8> {
         "bench-peer: the drill's {} trials, browser-fault vs Playwright, {rounds} interleaved rounds, two trials at a time\n",
         super::DRILL.len()
     );
-    println!("  round  load   drill     peer      drill/peer");
+    println!("  round  load 1/5 min  drill     peer      drill/peer");
     for round in 1..=rounds {
         let load = std::fs::read_to_string("/proc/loadavg")
             .ok()
-            .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+            .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join("/"))
             .unwrap_or_default();
         let dir = out.join(format!("r{round}"));
         // Alternate which side goes first, so neither always runs on a warmer machine.
@@ -102,14 +132,14 @@ pub(crate) fn bench_peer(ws: &Path, rounds: usize) -> Result<(), u8> {
                 .ok()
                 .and_then(|t| serde_json::from_str(&t).ok())
                 .unwrap_or_default();
-            drill_split.add(&e["durations"]);
+            drill_split.add(&e);
         }
         let report: serde_json::Value = std::fs::read_to_string(dir.join("peer/report.json"))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or_default();
         for t in report["trials"].as_array().into_iter().flatten() {
-            peer_split.add(&t["durations"]);
+            peer_split.add(t);
         }
         let ratio = drill_s / peer_s.max(f64::EPSILON);
         let note = match (drill_ok, peer_ok) {
@@ -123,7 +153,9 @@ pub(crate) fn bench_peer(ws: &Path, rounds: usize) -> Result<(), u8> {
                 )
             }
         };
-        println!("  {round:>5}  {load:>5}  {drill_s:>6.1} s  {peer_s:>6.1} s  {ratio:>6.2}×{note}");
+        println!(
+            "  {round:>5}  {load:>11}  {drill_s:>6.1} s  {peer_s:>6.1} s  {ratio:>6.2}×{note}"
+        );
         ratios.push(ratio);
     }
     ratios.sort_by(f64::total_cmp);
@@ -138,12 +170,22 @@ pub(crate) fn bench_peer(ws: &Path, rounds: usize) -> Result<(), u8> {
         ratios.last().copied().unwrap_or(0.0)
     );
     println!(
-        "\n  per trial, mean over all rounds (ms)   launch  page work   quit  harness own / other   total"
+        "\n  per trial, mean over all rounds (ms)   launch  page work   quit  harness own / other   total   own share"
     );
     for (name, split) in [("browser-fault", &drill_split), ("Playwright", &peer_split)] {
         let [launch, steps, quit, rest, total] = split.per_trial();
-        println!("  {name:<38} {launch:>6}  {steps:>9}  {quit:>5}  {rest:>19}  {total:>6}");
+        println!(
+            "  {name:<38} {launch:>6}  {steps:>9}  {quit:>5}  {rest:>19}  {total:>6}   {:>8.1}%",
+            split.own_pct()
+        );
     }
+    println!(
+        "\n  browser-fault: worst trial's harness share {:.1}% ({}); peak memory, Chromium excluded: test process {:.1} MB, largest worker {:.1} MB",
+        drill_split.worst_own_pct,
+        drill_split.worst_trial,
+        drill_split.runner_rss_kb as f64 / 1024.0,
+        drill_split.worker_rss_kb as f64 / 1024.0
+    );
     println!("\n  evidence and reports: {}", out.display());
     if failed {
         return Err(fail(
