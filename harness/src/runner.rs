@@ -150,7 +150,10 @@ pub fn run_trials(args: &Arguments, trials: Vec<Trial>, settings: TrialSettings)
     let runnable = if args.list {
         0
     } else {
-        trials.iter().filter(|t| t.cannot_run().is_none()).count()
+        trials
+            .iter()
+            .filter(|t| t.cannot_run_at(settings.webdriver_url.as_deref()).is_none())
+            .count()
     };
     let gate = Arc::new(Gate {
         progress: (runnable > 1).then(|| crate::report::Progress::start(runnable)),
@@ -164,7 +167,10 @@ pub fn run_trials(args: &Arguments, trials: Vec<Trial>, settings: TrialSettings)
         args.test_threads = Some(1);
     }
     // A missing browser is said once, with its fix, before any trial starts.
-    let runs_something = !args.list && trials.iter().any(|t| t.cannot_run().is_none());
+    let runs_something = !args.list
+        && trials
+            .iter()
+            .any(|t| t.cannot_run_at(settings.webdriver_url.as_deref()).is_none());
     if runs_something
         && settings.webdriver_url.is_none()
         && let Err(e) = crate::browser::BrowserBinaries::discover_cached()
@@ -189,7 +195,10 @@ pub fn run_trials(args: &Arguments, trials: Vec<Trial>, settings: TrialSettings)
     // so the reasons go to standard error (standard output is nextest's to parse).
     let ignored: Vec<(String, &'static str)> = trials
         .iter()
-        .filter_map(|t| t.cannot_run().map(|why| (t.name(), why)))
+        .filter_map(|t| {
+            t.cannot_run_at(settings.webdriver_url.as_deref())
+                .map(|why| (t.name(), why))
+        })
         .filter(|(name, _)| {
             args.filter
                 .as_ref()
@@ -205,7 +214,7 @@ pub fn run_trials(args: &Arguments, trials: Vec<Trial>, settings: TrialSettings)
             // runs each test by its listed name with `--exact`, which must match the trial.
             // A trial that needs fault knobs the site lacks is listed, as ignored: never
             // silently dropped.
-            let unsupported = t.cannot_run().is_some();
+            let unsupported = t.cannot_run_at(settings.webdriver_url.as_deref()).is_some();
             libtest_mimic::Trial::test(t.name(), move || run_one(&t, &settings, &gate))
                 .with_ignored_flag(unsupported)
         })
@@ -584,7 +593,7 @@ fn run_scenario(scenario: &'static Scenario, settings: &TrialSettings) -> Vec<St
     let gate = Gate::default();
     let mut failures: Vec<String> = trial::expand(scenario)
         .iter()
-        .filter(|t| t.cannot_run().is_none())
+        .filter(|t| t.cannot_run_at(settings.webdriver_url.as_deref()).is_none())
         .filter_map(|t| {
             run_one(t, settings, &gate)
                 .err()

@@ -7,6 +7,7 @@
 
 use browser_fault::prelude::*;
 
+pub mod grid;
 pub mod roundup;
 
 /// The bundled fixture site started once for the whole test binary, on a runtime of its own
@@ -368,6 +369,18 @@ pub async fn stale_credential(w: &mut Worker) -> TaskResult {
 pub async fn lock_picker(w: &mut Worker) -> TaskResult {
     for name in [browser_fault::profile::LOCK_FILE, "SingletonLock"] {
         let _ = std::fs::remove_file(w.profile().path().join(name));
+    }
+    send_hello(w).await
+}
+
+/// Bug zoo (grid): a recovery that ignores the live orphaned browser session of the worker
+/// before it ("the profile is busy: take a fresh one"). On a grid a killed worker's browser
+/// lives on, signed in and holding the profile; this agent leaves it there for ever. Caught
+/// by `no_leak` at `after_target_verified::orphaned_session` (the run's session still open
+/// at the hub, and the profile it holds abandoned), and by nothing else.
+pub async fn orphan_ignoring(w: &mut Worker) -> TaskResult {
+    if w.orphaned_sessions() > 0 {
+        let _busy = w.adopt_fresh_profile().await?;
     }
     send_hello(w).await
 }

@@ -34,7 +34,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 pub use checkpoint::{Checkpoint, RequestKey, TransitionError, args_hash};
 pub use effects::{CheckpointTransition, SideEffectRecord};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
-pub use sessions::{BrowserSessionRecord, NewRun, RunRecord};
+pub use sessions::{BrowserSessionRecord, NewRun, RemoteSession, RunRecord};
 
 /// How long a writer waits for another process's write transaction before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);

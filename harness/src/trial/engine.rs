@@ -290,6 +290,10 @@ impl<'a> Engine<'a> {
             .workers
             .first()
             .is_some_and(|w| w.evidence.end == WorkerEnd::Crashed);
+        if first_crashed && self.settings.webdriver_url.is_some() && !unit.keeps_orphan() {
+            // On a grid the killed worker's browser lives on: the pool's reaper, at once.
+            super::remote::end_sessions(&self.journal, &self.run_id, Some(1)).await;
+        }
         if self.fault.struck
             && first_crashed
             && let Err(why) = unit.while_down(&mut self).await
@@ -315,6 +319,11 @@ impl<'a> Engine<'a> {
         let recovery_ms = ms(phase2.elapsed());
         self.conclude(unit, evidence_dir, scenario_ms, recovery_ms)
             .await
+    }
+
+    /// The remote WebDriver endpoint the workers' browsers run on, if any.
+    pub(super) fn webdriver_url(&self) -> Option<&str> {
+        self.settings.webdriver_url.as_deref()
     }
 
     /// Milliseconds since the trial started.
@@ -591,10 +600,12 @@ impl<'a> Engine<'a> {
             .iter()
             .map(|p| process::browsers_using_profile(p).len())
             .sum();
+        let open_remote_sessions = super::remote::open_sessions(&journal, &run_id).await;
         let oracle_ms_before_cleanup = ms(oracle_started.elapsed());
 
         // Cleanup: every profile of the trial, failed or not, with proof.
         let cleanup_started = Instant::now();
+        super::remote::end_sessions(&journal, &run_id, None).await;
         for p in &profiles {
             process::kill_profile_processes(p);
         }
@@ -718,6 +729,7 @@ impl<'a> Engine<'a> {
             tampering,
             held_locks,
             leaked_processes,
+            open_remote_sessions,
             unproven_cleanups,
             secrets_in_evidence,
         };

@@ -8,6 +8,7 @@
 mod engine;
 mod faults;
 pub(crate) mod interrupt;
+mod remote;
 mod settings;
 pub(crate) mod spawn;
 mod sweep;
@@ -84,8 +85,19 @@ impl Trial {
     /// Why this trial cannot run against its scenario's site (it needs a knob the site
     /// lacks), or `None`. Such a trial is listed as ignored with this reason, never run
     /// against a site that cannot make its fault deterministic.
+    ///
+    /// It also says what cannot run on the WebDriver endpoint of
+    /// `BROWSER_FAULT_WEBDRIVER_URL` ([`Trial::cannot_run_at`]).
     pub fn cannot_run(&self) -> Option<&'static str> {
+        self.cannot_run_at(crate::browser::remote::endpoint_from_env().as_deref())
+    }
+
+    /// Why this trial cannot run against its site with its browsers at `webdriver_url`
+    /// (`None`: a local chromedriver per worker), or `None` when it can: an orphaned session
+    /// needs a remote endpoint, and killing the browser process needs it on this host.
+    pub fn cannot_run_at(&self, webdriver_url: Option<&str>) -> Option<&'static str> {
         self.cannot_run_on(&(self.scenario.site)())
+            .or_else(|| faults::unit(self.plan).and_then(|unit| unit.cannot_run_at(webdriver_url)))
     }
 
     /// Why this trial cannot run against `site`, or `None` when it can.

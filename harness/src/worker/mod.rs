@@ -9,6 +9,7 @@ pub(crate) mod adapter;
 mod effect;
 mod fault_point;
 mod locks;
+mod orphans;
 mod page;
 
 use std::fmt;
@@ -212,6 +213,10 @@ pub struct Worker {
     sessions_started: u32,
     findings: Vec<PolicyFinding>,
     binaries: Option<BrowserBinaries>,
+    /// Live sessions of earlier workers of this run still holding the profile on a remote
+    /// endpoint (a killed worker's browser lives on there). While any is left, no browser
+    /// is launched on the profile.
+    orphans: Vec<crate::journal::RemoteSession>,
 }
 
 impl Worker {
@@ -331,12 +336,23 @@ impl Worker {
             sessions_started: 0,
             findings,
             binaries,
+            orphans: Vec::new(),
         };
         for finding in &worker.findings {
             worker.log(&format!("profile finding: {}", finding_name(finding)));
         }
         worker.report_profile_check().await;
-        worker.launch_browser().await?;
+        worker.orphans = worker.find_orphans().await?;
+        if worker.orphans.is_empty() {
+            worker.launch_browser().await?;
+        } else {
+            // No second browser on a profile a live one holds: the launch waits until the
+            // orphans are proven gone (`Worker::open`) or the agent moves elsewhere.
+            worker.log(&format!(
+                "the profile is held by {} live orphaned browser session(s) of an earlier worker",
+                worker.orphans.len()
+            ));
+        }
         worker.strike(Boundary::AfterProfileCreated).await;
         Ok(worker)
     }
@@ -416,7 +432,19 @@ impl Worker {
         let browser = match endpoint {
             Endpoint::Local(driver) => driver.open_session(self.profile.path(), &options).await?,
             Endpoint::Remote(url) => {
-                Browser::connect_remote(url, self.profile.path(), &options).await?
+                let browser = Browser::connect_remote(url, self.profile.path(), &options).await?;
+                // Durable before the worker drives it: if this worker is killed, the browser
+                // lives on at the endpoint, and this is how it is found and ended.
+                let journaled = self.shared.journal.set_remote_session(
+                    &self.session_id,
+                    url,
+                    &browser.webdriver_session_id(),
+                );
+                if let Err(e) = journaled {
+                    browser.quit().await;
+                    return Err(e.into());
+                }
+                browser
             }
         };
         let launch_time = launch_started.elapsed();
@@ -445,7 +473,13 @@ impl Worker {
     }
 
     /// Navigates to `route` on the site (`/threads/42`) and waits until it loaded.
+    ///
+    /// On a profile still held by a live orphaned session of an earlier worker (a remote
+    /// endpoint keeps a killed worker's browser), it first ends those sessions through the
+    /// endpoint and launches only once the endpoint proves them gone
+    /// ([`Worker::end_orphaned_sessions`]).
     pub async fn open(&mut self, route: &str) -> Result<Page, TaskError> {
+        self.ensure_browser().await?;
         let page = self.page();
         page.goto(route).await?;
         Ok(page)
@@ -620,6 +654,8 @@ impl Worker {
             spec.lease_ttl,
         )?);
         self.findings.clear();
+        // The old profile's orphans are left where they are: the caller abandoned it.
+        self.orphans.clear();
         self.report_profile_check().await;
         self.launch_browser().await?;
         Ok(old)

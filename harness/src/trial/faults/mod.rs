@@ -57,6 +57,20 @@ pub(super) trait FaultUnit: Send + Sync {
         None
     }
 
+    /// Why this trial cannot run with its browsers at `webdriver_url` (a remote WebDriver
+    /// endpoint, a grid; `None`: a local chromedriver per worker), or `None`.
+    fn cannot_run_at(&self, webdriver_url: Option<&str>) -> Option<&'static str> {
+        let _ = webdriver_url;
+        None
+    }
+
+    /// Whether worker 1's remote browser session is left live after its crash (on a grid
+    /// nothing kills it). Otherwise the engine ends it at once, as a pool's reaper would, so
+    /// the trial tests the crash it planned.
+    fn keeps_orphan(&self) -> bool {
+        false
+    }
+
     /// Whether worker 1's own tampering is the fault (the trial did it, not the agent).
     fn tampers(&self) -> bool {
         false
