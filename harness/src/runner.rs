@@ -234,7 +234,7 @@ pub fn run_trials(args: &Arguments, trials: Vec<Trial>, settings: TrialSettings)
     }
     if !args.list && !ignored.is_empty() && !args.ignored && !args.include_ignored {
         eprintln!(
-            "browser-fault: {} trial(s) ignored, as this site cannot make their fault:",
+            "browser-fault: {} trial(s) ignored, as this site or WebDriver endpoint cannot make their fault:",
             ignored.len()
         );
         for (name, why) in &ignored {

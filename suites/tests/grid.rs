@@ -9,7 +9,8 @@
 //! trial has the harness reap the orphan at once, as a pool would, and demands what it
 //! demands locally.
 //!
-//! Without Java (or npm for the pinned jar) the trials are listed as ignored and the reason
+//! With `BROWSER_FAULT_WEBDRIVER_URL` set, it uses that hub instead of starting one (CI
+//! shards share one grid). Without Java (or npm for the pinned jar) the trials are listed as ignored and the reason
 //! is printed; under CI (`CI=true`) that is a failure: CI must run them.
 
 use browser_fault::oracle::Invariant;
@@ -62,7 +63,9 @@ fn main() {
         .parent()
         .map(std::path::Path::to_path_buf)
         .unwrap_or_default();
-    let grid = if args.list || selected.is_empty() {
+    // A grid of the caller's (`BROWSER_FAULT_WEBDRIVER_URL`, as CI shards share one), or ours.
+    let given = browser_fault::browser::remote::endpoint_from_env();
+    let grid = if args.list || selected.is_empty() || given.is_some() {
         None
     } else {
         match Grid::start(&workspace) {
@@ -77,12 +80,9 @@ fn main() {
             }
         }
     };
-    let url = grid.as_ref().map(|g| g.url().to_owned());
+    let url = given.or_else(|| grid.as_ref().map(|g| g.url().to_owned()));
     if let Some(url) = &url {
-        eprintln!(
-            "grid: hub {url} with {} nodes up",
-            browser_fault_suites::grid::NODES
-        );
+        eprintln!("grid: trials through the hub at {url}");
     }
 
     let mut settings = TrialSettings::from_env();
