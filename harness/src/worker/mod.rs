@@ -96,6 +96,12 @@ pub struct WorkerSpec {
     pub account: Account,
     /// The boundary armed for this worker.
     pub armed: Option<Boundary>,
+    /// The step (numbered from 1) after which this worker is crashed.
+    #[serde(default)]
+    pub armed_step: Option<u32>,
+    /// Report every step and fault point crossed (a recording run).
+    #[serde(default)]
+    pub record_steps: bool,
     /// The limit of one step (a navigation, a wait, a click).
     pub step_timeout: Duration,
     /// The lease's time to live.
@@ -139,6 +145,8 @@ impl WorkerSpec {
             origin: origin.into(),
             account,
             armed: None,
+            armed_step: None,
+            record_steps: false,
             step_timeout: Duration::from_secs(20),
             lease_ttl: Duration::from_secs(120),
             webdriver_url: None,
@@ -193,6 +201,18 @@ impl Shared {
                 all.push(c);
             }
         }
+    }
+
+    /// Counts a completed browser command: recording, it is reported; at the armed step the
+    /// worker is crashed here.
+    pub(crate) async fn browser_step(&self, token: Option<SessionToken>, label: &str) {
+        let pid = token.and_then(|t| {
+            self.registry
+                .with_browser(t, crate::browser::Browser::browser_pid)
+                .ok()
+                .flatten()
+        });
+        self.fault.browser_step(label, pid).await;
     }
 
     /// Takes the checks recorded so far.
@@ -763,6 +783,7 @@ impl Worker {
 
     /// The fault point of `boundary` with a screenshot taken ahead.
     pub(crate) async fn strike_with(&self, boundary: Boundary, screenshot: Option<ScreenshotRef>) {
+        self.shared.fault.crossed(boundary).await;
         if self.shared.fault.is_armed_for(boundary) {
             report_strike(&self.shared, self.token, boundary, screenshot).await;
         }
@@ -783,14 +804,17 @@ impl JournalHandle<'_> {
         effect: &str,
         normalized_args: &str,
     ) -> Result<SideEffectRecord, TaskError> {
-        let spec = &self.worker.shared.spec;
+        let shared = &self.worker.shared;
+        if shared.fault.halted() {
+            return Err(crate::journal::JournalError::halted().into());
+        }
+        let spec = &shared.spec;
         let hash = crate::journal::args_hash(normalized_args);
-        Ok(self.worker.shared.journal.record_intent(
-            &spec.run_id,
-            effect,
-            &hash,
-            spec.incarnation,
-        )?)
+        let record = shared
+            .journal
+            .record_intent(&spec.run_id, effect, &hash, spec.incarnation)?;
+        shared.fault.journal_step("journal_intent_recorded");
+        Ok(record)
     }
 
     /// The current record of side effect `effect`.
@@ -809,10 +833,19 @@ impl JournalHandle<'_> {
         from: Checkpoint,
         to: Checkpoint,
     ) -> Result<(), TransitionError> {
-        self.worker
-            .shared
+        let shared = &self.worker.shared;
+        if shared.fault.halted() {
+            return Err(TransitionError::Journal(
+                crate::journal::JournalError::halted(),
+            ));
+        }
+        shared
             .journal
-            .transition(key, from, to, self.worker.shared.spec.incarnation)
+            .transition(key, from, to, shared.spec.incarnation)?;
+        shared
+            .fault
+            .journal_step(&format!("journal_{}", to.as_str().to_ascii_lowercase()));
+        Ok(())
     }
 }
 
