@@ -437,7 +437,7 @@ pub async fn late_journal(w: &mut Worker) -> TaskResult {
     let page = w.page();
     page.fill("#request-key", key.as_str()).await?;
     page.fill("#body", "hello").await?;
-    page.click_and_wait("button#send").await?;
+    page.click("button#send").await?;
     w.journal().transition(
         &key,
         Checkpoint::TargetVerified,

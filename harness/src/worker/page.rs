@@ -318,7 +318,11 @@ impl Page {
     /// for a click that navigates nowhere, once the page has stayed the same loaded document
     /// for a second. What an agent uses when the next thing it reads must be the answer, not
     /// the page it clicked on. Where the site may hold the answer, use [`Page::click`] and
-    /// wait for the answer itself.
+    /// wait for the answer itself: an `after_click` trial holds it until the worker crashes,
+    /// so an agent that marks `after_click` itself ([`Worker::fault_point`]) must mark it
+    /// before it waits, or the trial ends in the worker's timeout.
+    ///
+    /// [`Worker::fault_point`]: crate::worker::Worker::fault_point
     pub fn click_and_wait(
         &self,
         selector: &str,
