@@ -55,6 +55,12 @@ pub(crate) struct Args {
     pub(crate) hazards: Option<Names>,
     /// The objects of the scenario's intended side effects: `"42"` or `["42", "43"]`.
     pub(crate) effects: Option<Names>,
+    /// `every_step = N`: at most N step trials.
+    pub(crate) every_step: Option<syn::LitInt>,
+    /// `depth = 2`.
+    pub(crate) depth: Option<syn::LitInt>,
+    /// `seeded = N`.
+    pub(crate) seeded: Option<syn::LitInt>,
     /// Keys already given, so that a key set twice is rejected even when its first value
     /// was malformed.
     seen: Vec<&'static str>,
@@ -106,6 +112,21 @@ impl Args {
             "timeout" => self.set_timeout(&key, nv),
             "hazards" => self.set_hazards(&key, nv),
             "effects" => self.set_effects(&key, nv),
+            "every_step" => {
+                self.first("every_step", &key)?;
+                self.every_step = Some(int_value(&nv.value, "a number of trials", "40")?);
+                Ok(())
+            }
+            "depth" => {
+                self.first("depth", &key)?;
+                self.depth = Some(int_value(&nv.value, "a depth", "2")?);
+                Ok(())
+            }
+            "seeded" => {
+                self.first("seeded", &key)?;
+                self.seeded = Some(int_value(&nv.value, "a number of trials", "8")?);
+                Ok(())
+            }
             _ => unreachable_key(&key),
         }
     }
@@ -194,6 +215,9 @@ fn example(key: &Ident) -> &'static str {
         "crash" => "\"kill\"",
         "timeout" => "\"45s\"",
         "effects" => "[\"42\"]",
+        "every_step" => "40",
+        "depth" => "2",
+        "seeded" => "8",
         _ => "[\"expired_session\"]",
     }
 }
@@ -247,6 +271,19 @@ fn article(word: &str) -> &'static str {
         "an"
     } else {
         "a"
+    }
+}
+
+/// An integer literal: `every_step = 40`.
+fn int_value(value: &Expr, what: &str, example: &str) -> Result<syn::LitInt> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(i), ..
+        }) => Ok(i.clone()),
+        _ => Err(Error::new_spanned(
+            value,
+            format!("expected {what} as an integer, e.g. {example}"),
+        )),
     }
 }
 

@@ -82,6 +82,10 @@ fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
         Some(objects) => quote!(::core::option::Option::Some(&[#(#objects),*])),
         None => quote!(::core::option::Option::None),
     };
+    let (every_step, depth, seeded) = plan.explore;
+    let every_step = Literal::u32_unsuffixed(every_step);
+    let depth = Literal::u8_unsuffixed(depth);
+    let seeded = Literal::u32_unsuffixed(seeded);
     // A `site` fn of the wrong type is reported on the user's path alone: the expected
     // type is spelled with the path's span, outside the long `Scenario::new` call.
     let site = match &plan.site {
@@ -119,7 +123,7 @@ fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
 
         #(#cfgs)*
         ::browser_fault::__private::inventory::submit! {
-            ::browser_fault::__private::Scenario::new(
+            ::browser_fault::__private::Scenario::explored(
                 #name,
                 ::core::module_path!(),
                 ::core::file!(),
@@ -132,6 +136,7 @@ fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
                 #effects,
                 #site,
                 #entry,
+                ::browser_fault::__private::Exploration::new(#every_step, #depth, #seeded),
             )
         }
 

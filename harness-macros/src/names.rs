@@ -47,12 +47,24 @@ pub(crate) const HAZARDS: [Name; 8] = [
 pub(crate) const CRASH_MODES: [Name; 2] = [name("kill", "Kill"), name("abort", "Abort")];
 
 /// The option keys of `#[browser_fault(...)]`, in the order the docs list them.
-pub(crate) const OPTIONS: [&str; 7] = [
-    "at", "site", "account", "crash", "timeout", "hazards", "effects",
+pub(crate) const OPTIONS: [&str; 10] = [
+    "at",
+    "site",
+    "account",
+    "crash",
+    "timeout",
+    "hazards",
+    "effects",
+    "every_step",
+    "depth",
+    "seeded",
 ];
 
 /// Words a user may reach for instead of an option key, and the key they mean.
-const OPTION_ALIASES: [(&str, &str); 10] = [
+const OPTION_ALIASES: [(&str, &str); 13] = [
+    ("max_trials", "every_step"),
+    ("steps", "every_step"),
+    ("seed", "seeded"),
     ("boundary", "at"),
     ("boundaries", "at"),
     ("fault", "at"),

@@ -27,6 +27,8 @@ pub(crate) struct Plan {
     /// The objects of the intended side effects, one entry per effect; `None`: one effect
     /// on an undeclared object.
     pub(crate) effects: Option<Vec<LitStr>>,
+    /// `every_step`, `depth`, `seeded` (0, 1, 0 when not given).
+    pub(crate) explore: (u32, u8, u32),
 }
 
 /// Checks the arguments and the fn; all errors found are recorded in `errors`.
@@ -61,6 +63,15 @@ pub(crate) fn check(args: Args, func: &ScenarioFn, errors: &mut Errors) -> Optio
         None => Some(None),
         Some(e) => errors.ok(effects(e)).map(Some),
     };
+    let every_step = errors.ok(bounded(
+        args.every_step.as_ref(),
+        0,
+        1,
+        10_000,
+        "every_step",
+    ));
+    let depth = errors.ok(bounded(args.depth.as_ref(), 1, 1, 2, "depth"));
+    let seeded = errors.ok(bounded(args.seeded.as_ref(), 0, 1, 1_000, "seeded"));
     // After the arguments, so that errors come roughly in source order.
     check_fn(func, errors);
     Some(Plan {
@@ -71,7 +82,39 @@ pub(crate) fn check(args: Args, func: &ScenarioFn, errors: &mut Errors) -> Optio
         account: args.account,
         site: args.site,
         effects: effects?,
+        explore: (every_step?, u8::try_from(depth?).ok()?, seeded?),
     })
+}
+
+/// An integer option within `min..=max`, or `default` when not given.
+fn bounded(
+    lit: Option<&syn::LitInt>,
+    default: u32,
+    min: u32,
+    max: u32,
+    key: &str,
+) -> syn::Result<u32> {
+    let Some(lit) = lit else {
+        return Ok(default);
+    };
+    let value: u32 = lit.base10_parse().map_err(|_| {
+        Error::new(
+            lit.span(),
+            format!("`{key}` takes a whole number from {min} to {max}"),
+        )
+    })?;
+    if !(min..=max).contains(&value) {
+        let hint = if key == "depth" {
+            " (1: the recovery is not crashed; 2: it is crashed too, once)"
+        } else {
+            ""
+        };
+        return Err(Error::new(
+            lit.span(),
+            format!("`{key}` takes a whole number from {min} to {max}, not {value}{hint}"),
+        ));
+    }
+    Ok(value)
 }
 
 /// `effects = "42"` or `["42", "42", "43"]`: one entry per intended side effect, naming

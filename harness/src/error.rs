@@ -61,6 +61,10 @@ pub enum SafeStop {
     /// Another worker holds the profile's lease.
     #[error("another worker holds the profile's lease")]
     LeaseHeld,
+    /// A live browser session of an earlier worker (orphaned on a remote endpoint) holds the
+    /// profile, and could not be proven gone.
+    #[error("an orphaned browser session of an earlier worker still holds the profile")]
+    OrphanedSession,
 }
 
 /// Why a scenario did not end well.

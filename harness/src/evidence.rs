@@ -58,6 +58,9 @@ pub struct WorkerEvidence {
     /// Its locks that someone removed or replaced while it held them.
     #[serde(default)]
     pub tampered: Vec<String>,
+    /// For a step crash: the step it had just completed when it was crashed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub struck_step: Option<crate::fault::Step>,
 }
 
 /// What one verify step checked before its side effect was journaled `TARGET_VERIFIED`.

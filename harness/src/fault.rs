@@ -9,6 +9,7 @@
 
 use std::path::PathBuf;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -70,6 +71,16 @@ pub enum WorkerEvent {
         /// show, whatever the site declared.
         #[serde(default)]
         cookie_values: Vec<String>,
+        /// For [`Boundary::AfterStep`]: the step the worker had just completed.
+        #[serde(default)]
+        step: Option<Step>,
+    },
+    /// A recording worker completed a step (a browser command or a journal write).
+    Step(Step),
+    /// A recording worker crossed a boundary's fault point (armed or not).
+    Crossed {
+        /// Which.
+        boundary: Boundary,
     },
     /// The worker checked its profile against the journal: what makes it untrustworthy (a
     /// rollback, another browser version). Sent at start, and again after a migration.
@@ -98,6 +109,17 @@ pub enum WorkerEvent {
         #[serde(default)]
         tampered: Vec<String>,
     },
+}
+
+/// One step of a worker: a browser command or a journal write, numbered from 1 in the order
+/// the worker made them.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Step {
+    /// Its number.
+    pub n: u32,
+    /// What it was: a browser command (`goto`, `click`, `fill`, …) or `journal_` and the
+    /// checkpoint written (`journal_target_verified`).
+    pub label: String,
 }
 
 /// The trial's word to a worker waiting at a boundary.
@@ -138,6 +160,15 @@ pub struct FaultHook {
     screenshot_dir: Option<PathBuf>,
     struck: Mutex<bool>,
     timing: Mutex<WorkerTiming>,
+    /// The step after which the worker is crashed, if any.
+    armed_step: Option<u32>,
+    /// Whether every step and crossing is reported (a recording run).
+    recording: bool,
+    /// Steps completed so far.
+    steps: AtomicU32,
+    /// Set once a step struck: an `abort`-mode worker's task may not be dropped before its
+    /// next await, and must neither write its journal nor drive its browser meanwhile.
+    halted: AtomicBool,
 }
 
 impl FaultHook {
@@ -149,6 +180,10 @@ impl FaultHook {
             screenshot_dir: None,
             struck: Mutex::new(false),
             timing: Mutex::new(WorkerTiming::default()),
+            armed_step: None,
+            recording: false,
+            steps: AtomicU32::new(0),
+            halted: AtomicBool::new(false),
         }
     }
 
@@ -163,6 +198,147 @@ impl FaultHook {
             screenshot_dir,
             struck: Mutex::new(false),
             timing: Mutex::new(WorkerTiming::default()),
+            armed_step: None,
+            recording: false,
+            steps: AtomicU32::new(0),
+            halted: AtomicBool::new(false),
+        }
+    }
+
+    /// Arms the step after which the worker is crashed, and turns recording on or off.
+    pub(crate) fn with_steps(mut self, armed_step: Option<u32>, recording: bool) -> Self {
+        self.armed_step = armed_step;
+        self.recording = recording;
+        self
+    }
+
+    /// Whether steps need counting at all (armed with a step, or recording).
+    #[inline]
+    fn counts_steps(&self) -> bool {
+        self.armed_step.is_some() || self.recording
+    }
+
+    /// Whether the next step to complete is the armed one.
+    pub(crate) fn next_step_is_armed(&self) -> bool {
+        self.armed_step
+            .is_some_and(|n| self.steps.load(Ordering::Acquire) + 1 == n)
+    }
+
+    /// Whether a step struck and this worker must do nothing more.
+    pub(crate) fn halted(&self) -> bool {
+        self.halted.load(Ordering::Acquire)
+    }
+
+    /// Counts a completed browser command. Recording, reports it; at the armed step, strikes
+    /// and waits for the crash (which, for a step, always comes).
+    pub(crate) async fn browser_step(&self, label: &str, browser_pid: Option<u32>) {
+        if !self.counts_steps() {
+            return;
+        }
+        let n = self.steps.fetch_add(1, Ordering::AcqRel) + 1;
+        let step = Step {
+            n,
+            label: label.to_owned(),
+        };
+        if self.recording {
+            self.report(WorkerEvent::Step(step.clone())).await;
+        }
+        if self.armed_step == Some(n) {
+            *self.struck.lock().unwrap_or_else(|p| p.into_inner()) = true;
+            self.halted.store(true, Ordering::Release);
+            let timing = self.timing();
+            self.report(WorkerEvent::Boundary {
+                boundary: Boundary::AfterStep,
+                screenshot: None,
+                browser_pid,
+                timing,
+                cookie_values: Vec::new(),
+                step: Some(step),
+            })
+            .await;
+            // A step is always a crash: the trial's word never comes.
+            std::future::pending::<()>().await;
+        }
+    }
+
+    /// Counts a completed journal write, from synchronous code. Recording, reports it; at the
+    /// armed step, reports the strike and never returns in a worker process (its process
+    /// group is SIGKILLed), or halts an `abort`-mode task: from then on its journal writes
+    /// fail and its browser commands never complete, until the task is dropped.
+    pub(crate) fn journal_step(&self, label: &str) {
+        if !self.counts_steps() {
+            return;
+        }
+        let n = self.steps.fetch_add(1, Ordering::AcqRel) + 1;
+        let step = Step {
+            n,
+            label: label.to_owned(),
+        };
+        if self.recording {
+            self.report_now(WorkerEvent::Step(step.clone()));
+        }
+        if self.armed_step == Some(n) {
+            *self.struck.lock().unwrap_or_else(|p| p.into_inner()) = true;
+            self.halted.store(true, Ordering::Release);
+            let timing = self.timing();
+            self.report_now(WorkerEvent::Boundary {
+                boundary: Boundary::AfterStep,
+                screenshot: None,
+                browser_pid: None,
+                timing,
+                cookie_values: Vec::new(),
+                step: Some(step),
+            });
+            if matches!(self.channel, Channel::Socket(_)) {
+                // This process is about to be SIGKILLed with its group; nothing of it may run
+                // on meanwhile.
+                loop {
+                    std::thread::park();
+                }
+            }
+        }
+    }
+
+    /// Reports an event from synchronous code, without waiting.
+    fn report_now(&self, event: WorkerEvent) {
+        match &self.channel {
+            Channel::Socket(stream) => {
+                use std::io::Write;
+                use std::os::fd::AsFd;
+                let mut line = serde_json::to_vec(&event).unwrap_or_default();
+                line.push(b'\n');
+                // The worker's own code is sequential: no async report holds the socket now.
+                let Ok(guard) = stream.try_lock() else {
+                    return;
+                };
+                let Ok(fd) = guard.1.as_ref().as_fd().try_clone_to_owned() else {
+                    return;
+                };
+                let mut sock = std::os::unix::net::UnixStream::from(fd);
+                let mut rest = &line[..];
+                while !rest.is_empty() {
+                    match sock.write(rest) {
+                        Ok(0) => return,
+                        Ok(n) => rest = &rest[n..],
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            std::thread::sleep(std::time::Duration::from_millis(1));
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => return,
+                    }
+                }
+            }
+            Channel::InProcess { events, .. } => {
+                let _ = events.send(event);
+            }
+            Channel::Detached => {}
+        }
+    }
+
+    /// A recording worker reports crossing `boundary`'s fault point.
+    pub(crate) async fn crossed(&self, boundary: Boundary) {
+        if self.recording {
+            self.report(WorkerEvent::Crossed { boundary }).await;
         }
     }
 
@@ -230,6 +406,7 @@ impl FaultHook {
             browser_pid,
             timing,
             cookie_values,
+            step: None,
         })
         .await;
         self.wait_resume().await
@@ -324,4 +501,19 @@ pub struct FaultRecord {
     pub at_ms: Option<u64>,
     /// When it did not strike: what happened instead.
     pub instead: Option<String>,
+    /// For a schedule of more than one fault, or a seeded one: which worker each fault was
+    /// for, where, and whether it struck, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schedule: Vec<ScheduledFault>,
+}
+
+/// One fault of a trial's schedule, as it went.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScheduledFault {
+    /// The worker it was for (1, then the recovery worker 2, …).
+    pub worker: u32,
+    /// Where: a boundary's name, or `step 7 (click)`.
+    pub at: String,
+    /// Whether it struck.
+    pub struck: bool,
 }

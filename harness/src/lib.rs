@@ -76,7 +76,7 @@ pub use browser_fault_fixtures as fixtures;
 pub mod __private {
     //! Not public API: what `#[browser_fault]` generates calls into. May change in any release.
     pub use crate::plan::{Boundary, CrashMode, Hazard};
-    pub use crate::registry::{Scenario, ScenarioFuture};
+    pub use crate::registry::{Exploration, Scenario, ScenarioFuture};
     pub use crate::site::SiteSpec;
     pub use crate::worker::{TaskResult, Worker};
     pub use core::time::Duration;

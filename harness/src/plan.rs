@@ -32,6 +32,9 @@ pub enum Boundary {
     /// step (after sign-in and the identity probe), where the live variants of
     /// `after_login` change the world under the running worker. `at` does not take it.
     BeforeVerify,
+    /// Not one of the eight: right after the worker's armed step (a browser command or a
+    /// journal write, numbered in the order the worker made them; see `every_step`).
+    AfterStep,
 }
 
 impl Boundary {
@@ -59,6 +62,7 @@ impl Boundary {
             Boundary::StaleProfileRestore => "stale_profile_restore",
             Boundary::ConcurrentProfile => "concurrent_profile",
             Boundary::BeforeVerify => "before_verify",
+            Boundary::AfterStep => "after_step",
         }
     }
 }

@@ -48,6 +48,46 @@ pub struct Scenario {
     pub site: fn() -> SiteSpec,
     /// The scenario itself.
     pub run: ScenarioFn,
+    /// Trials beyond the named boundaries: every step, depth 2, seeded.
+    pub explore: Exploration,
+}
+
+/// The trials a scenario asks for beyond its boundaries and hazards, generated at run time
+/// from recorded runs (never by the macro: they add no compile time).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Exploration {
+    /// `every_step = N`: a crash right after each step of a recorded clean run (each browser
+    /// command and journal write), at most `N` trials, sampled evenly; 0: none.
+    pub every_step: u32,
+    /// `depth = 2`: after each plain crash, the recovery worker is crashed too, at each
+    /// fault point it crossed when recorded; 1: no such trials.
+    pub depth: u8,
+    /// `seeded = N`: `N` trials whose schedule a seed picks (`BROWSER_FAULT_SEED`); 0: none.
+    pub seeded: u32,
+}
+
+impl Exploration {
+    /// Nothing beyond the named boundaries and hazards.
+    pub const NONE: Exploration = Exploration {
+        every_step: 0,
+        depth: 1,
+        seeded: 0,
+    };
+
+    /// Builds one; used by the code `#[browser_fault]` generates.
+    pub const fn new(every_step: u32, depth: u8, seeded: u32) -> Exploration {
+        Exploration {
+            every_step,
+            depth,
+            seeded,
+        }
+    }
+
+    /// Whether the scenario asks for any of it.
+    pub const fn any(&self) -> bool {
+        self.every_step > 0 || self.depth > 1 || self.seeded > 0
+    }
 }
 
 impl Scenario {
@@ -78,6 +118,43 @@ impl Scenario {
         site: fn() -> SiteSpec,
         run: ScenarioFn,
     ) -> Self {
+        Scenario::explored(
+            name,
+            module_path,
+            file,
+            line,
+            boundaries,
+            hazards,
+            crash_mode,
+            timeout,
+            account,
+            effects,
+            site,
+            run,
+            Exploration::NONE,
+        )
+    }
+
+    /// [`Scenario::new`] with trials beyond the named boundaries.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one argument per attribute option"
+    )]
+    pub const fn explored(
+        name: &'static str,
+        module_path: &'static str,
+        file: &'static str,
+        line: u32,
+        boundaries: &'static [Boundary],
+        hazards: &'static [Hazard],
+        crash_mode: CrashMode,
+        timeout: Duration,
+        account: Option<&'static str>,
+        effects: Option<&'static [&'static str]>,
+        site: fn() -> SiteSpec,
+        run: ScenarioFn,
+        explore: Exploration,
+    ) -> Self {
         Scenario {
             name,
             module_path,
@@ -91,6 +168,7 @@ impl Scenario {
             effects,
             site,
             run,
+            explore,
         }
     }
 }

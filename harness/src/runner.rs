@@ -52,9 +52,11 @@ pub fn main_with(settings: impl FnOnce() -> TrialSettings) -> ! {
         trial::interrupt::install();
     }
     sweep_before_run(&settings);
+    let (explored, broken) = explored_trials(&settings, &filters, args.exact);
     let trials: Vec<Trial> = registry::scenarios()
         .into_iter()
         .flat_map(trial::expand)
+        .chain(explored)
         .filter(|t| {
             filters.is_empty()
                 || filters.iter().any(|f| {
@@ -66,8 +68,50 @@ pub fn main_with(settings: impl FnOnce() -> TrialSettings) -> ! {
                 })
         })
         .collect();
-    let conclusion = run_trials(&args, trials, settings);
+    let conclusion = run_trials_and(&args, trials, broken, settings);
     conclusion.exit()
+}
+
+/// The trials of every scenario that asks for more than its boundaries (`every_step`,
+/// `depth`, `seeded`) and could match the filters; and, for a scenario whose recording
+/// failed, its `<scenario>::explore` test that fails with the reason.
+fn explored_trials(
+    settings: &TrialSettings,
+    filters: &[String],
+    exact: bool,
+) -> (Vec<Trial>, Vec<(String, String)>) {
+    let wanted: Vec<&'static Scenario> = registry::scenarios()
+        .into_iter()
+        .filter(|s| trial::explore::wanted(s, filters, exact))
+        .collect();
+    let mut trials = Vec::new();
+    let mut broken = Vec::new();
+    if wanted.is_empty() {
+        return (trials, broken);
+    }
+    let seed = match trial::run_seed() {
+        Ok(seed) => seed,
+        Err(why) => {
+            for s in wanted {
+                broken.push((format!("{}::explore", s.name), why.clone()));
+            }
+            return (trials, broken);
+        }
+    };
+    trial::explore::set_seed(seed);
+    if wanted.iter().any(|s| s.explore.seeded > 0) {
+        eprintln!(
+            "browser-fault: seed {seed} ({}={seed} replays this run's seeded trials)",
+            trial::SEED_ENV
+        );
+    }
+    for s in wanted {
+        match trial::explore::explore(s, settings, seed) {
+            Ok(more) => trials.extend(more),
+            Err(why) => broken.push((format!("{}::explore", s.name), why)),
+        }
+    }
+    (trials, broken)
 }
 
 /// libtest-mimic's arguments, with every positional filter taken out: libtest accepts
@@ -147,10 +191,24 @@ impl Conclusion {
 /// ran must have cleanup proof, and a scenario that declares a side effect must have acted,
 /// or the run fails closed. Prints what a gate found; exiting is the caller's.
 pub fn run_trials(args: &Arguments, trials: Vec<Trial>, settings: TrialSettings) -> Conclusion {
+    run_trials_and(args, trials, Vec::new(), settings)
+}
+
+/// [`run_trials`], with tests that fail with their reason: explorations that could not be
+/// recorded.
+fn run_trials_and(
+    args: &Arguments,
+    trials: Vec<Trial>,
+    broken: Vec<(String, String)>,
+    settings: TrialSettings,
+) -> Conclusion {
     let runnable = if args.list {
         0
     } else {
-        trials.iter().filter(|t| t.cannot_run().is_none()).count()
+        trials
+            .iter()
+            .filter(|t| t.cannot_run_at(settings.webdriver_url.as_deref()).is_none())
+            .count()
     };
     let gate = Arc::new(Gate {
         progress: (runnable > 1).then(|| crate::report::Progress::start(runnable)),
@@ -164,7 +222,10 @@ pub fn run_trials(args: &Arguments, trials: Vec<Trial>, settings: TrialSettings)
         args.test_threads = Some(1);
     }
     // A missing browser is said once, with its fix, before any trial starts.
-    let runs_something = !args.list && trials.iter().any(|t| t.cannot_run().is_none());
+    let runs_something = !args.list
+        && trials
+            .iter()
+            .any(|t| t.cannot_run_at(settings.webdriver_url.as_deref()).is_none());
     if runs_something
         && settings.webdriver_url.is_none()
         && let Err(e) = crate::browser::BrowserBinaries::discover_cached()
@@ -189,13 +250,19 @@ pub fn run_trials(args: &Arguments, trials: Vec<Trial>, settings: TrialSettings)
     // so the reasons go to standard error (standard output is nextest's to parse).
     let ignored: Vec<(String, &'static str)> = trials
         .iter()
-        .filter_map(|t| t.cannot_run().map(|why| (t.name(), why)))
+        .filter_map(|t| {
+            t.cannot_run_at(settings.webdriver_url.as_deref())
+                .map(|why| (t.name(), why))
+        })
         .filter(|(name, _)| {
             args.filter
                 .as_ref()
                 .is_none_or(|f| name.contains(f.as_str()))
         })
         .collect();
+    let broken = broken
+        .into_iter()
+        .map(|(name, why)| libtest_mimic::Trial::test(name, move || Err(why.into())));
     let tests = trials
         .into_iter()
         .map(|t| {
@@ -205,10 +272,11 @@ pub fn run_trials(args: &Arguments, trials: Vec<Trial>, settings: TrialSettings)
             // runs each test by its listed name with `--exact`, which must match the trial.
             // A trial that needs fault knobs the site lacks is listed, as ignored: never
             // silently dropped.
-            let unsupported = t.cannot_run().is_some();
+            let unsupported = t.cannot_run_at(settings.webdriver_url.as_deref()).is_some();
             libtest_mimic::Trial::test(t.name(), move || run_one(&t, &settings, &gate))
                 .with_ignored_flag(unsupported)
         })
+        .chain(broken)
         .collect();
     if args.list {
         for (name, why) in &ignored {
@@ -225,7 +293,7 @@ pub fn run_trials(args: &Arguments, trials: Vec<Trial>, settings: TrialSettings)
     }
     if !args.list && !ignored.is_empty() && !args.ignored && !args.include_ignored {
         eprintln!(
-            "browser-fault: {} trial(s) ignored, as this site cannot make their fault:",
+            "browser-fault: {} trial(s) ignored, as this site or WebDriver endpoint cannot make their fault:",
             ignored.len()
         );
         for (name, why) in &ignored {
@@ -469,9 +537,19 @@ fn run_and_check(
     }
     gate.record(trial, report.evidence.acted());
     if let Some(message) = report.failure_message() {
+        let message = format!(
+            "{message}\n  schedule: {}\n  replay: {}",
+            trial.schedule(),
+            trial::explore::replay_command(trial, trial::explore::seed())
+        );
         return Err((Some(Box::new(report)), message.into()));
     }
-    if let Some(dir) = &settings.snapshot_dir {
+    // Explored trials are generated from recordings (and seeds): their set is not fixed, so
+    // they are judged by the oracle alone, not snapshotted.
+    let explored = trial.then.is_some()
+        || trial.seeded.is_some()
+        || matches!(trial.plan, trial::FaultPlan::Step { .. });
+    if let Some(dir) = settings.snapshot_dir.as_ref().filter(|_| !explored) {
         let evidence = report.evidence.clone();
         let dir = dir.clone();
         let known = dir
@@ -584,7 +662,7 @@ fn run_scenario(scenario: &'static Scenario, settings: &TrialSettings) -> Vec<St
     let gate = Gate::default();
     let mut failures: Vec<String> = trial::expand(scenario)
         .iter()
-        .filter(|t| t.cannot_run().is_none())
+        .filter(|t| t.cannot_run_at(settings.webdriver_url.as_deref()).is_none())
         .filter_map(|t| {
             run_one(t, settings, &gate)
                 .err()

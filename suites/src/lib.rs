@@ -7,6 +7,7 @@
 
 use browser_fault::prelude::*;
 
+pub mod grid;
 pub mod roundup;
 
 /// The bundled fixture site started once for the whole test binary, on a runtime of its own
@@ -370,4 +371,122 @@ pub async fn lock_picker(w: &mut Worker) -> TaskResult {
         let _ = std::fs::remove_file(w.profile().path().join(name));
     }
     send_hello(w).await
+}
+
+/// Bug zoo (grid): a recovery that ignores the live orphaned browser session of the worker
+/// before it ("the profile is busy: take a fresh one"). On a grid a killed worker's browser
+/// lives on, signed in and holding the profile; this agent leaves it there for ever. Caught
+/// by `no_leak` at `after_target_verified::orphaned_session` (the run's session still open
+/// at the hub, and the profile it holds abandoned), and by nothing else.
+pub async fn orphan_ignoring(w: &mut Worker) -> TaskResult {
+    if w.orphaned_sessions() > 0 {
+        let _busy = w.adopt_fresh_profile().await?;
+    }
+    send_hello(w).await
+}
+
+/// Settles an `ACTION_SUBMITTED` read-only, as the reference agent does: present is
+/// confirmed, absent is `UNKNOWN`.
+async fn settle_by_reading(w: &mut Worker, key: &RequestKey) -> TaskResult {
+    match w.page().effect_status(key.clone()).await? {
+        EffectStatus::Present => {
+            w.journal().transition(
+                key,
+                Checkpoint::ActionSubmitted,
+                Checkpoint::RemoteConfirmed,
+            )?;
+            Ok(Outcome::Confirmed)
+        }
+        EffectStatus::Absent => {
+            w.journal()
+                .transition(key, Checkpoint::ActionSubmitted, Checkpoint::Unknown)?;
+            Ok(Outcome::Unknown)
+        }
+    }
+}
+
+/// Crash-point zoo: a journal protocol of its own that clicks first and journals
+/// `ACTION_SUBMITTED` after. It marks every named fault point where its protocol says they
+/// are (`after_click` once `ACTION_SUBMITTED` is durable), so all eight boundaries pass; a
+/// crash between its click and that journal write leaves `TARGET_VERIFIED`, and the recovery
+/// sends again. Caught by `no_duplicate` only by an `every_step` trial (the crash right after
+/// the click), never by a named boundary.
+pub async fn late_journal(w: &mut Worker) -> TaskResult {
+    let route = format!("/threads/{THREAD}");
+    w.require_trusted_profile()?;
+    open_signed_in(w, &route).await?;
+    w.probe_identity().await?;
+    let record = w
+        .journal()
+        .record_intent("send-hello", &format!("thread={THREAD};body=hello"))?;
+    let key = record.request_key.clone();
+    match record.state {
+        Checkpoint::RemoteConfirmed => return Ok(Outcome::Confirmed),
+        Checkpoint::Unknown => return Ok(Outcome::Unknown),
+        Checkpoint::ActionSubmitted => return settle_by_reading(w, &key).await,
+        Checkpoint::IntentRecorded | Checkpoint::TargetVerified => {}
+    }
+    // Where the live `after_login` variants change the world, as `side_effect` marks it.
+    w.fault_point(Boundary::BeforeVerify).await;
+    let target = w.target().route(&route).object(THREAD).api();
+    w.page().expect_target(target).await?;
+    w.journal()
+        .transition(&key, record.state, Checkpoint::TargetVerified)?;
+    w.fault_point(Boundary::AfterTargetVerified).await;
+    // The bug: the click goes out before ACTION_SUBMITTED is durable.
+    let page = w.page();
+    page.fill("#request-key", key.as_str()).await?;
+    page.fill("#body", "hello").await?;
+    page.click("button#send").await?;
+    w.journal().transition(
+        &key,
+        Checkpoint::TargetVerified,
+        Checkpoint::ActionSubmitted,
+    )?;
+    w.fault_point(Boundary::AfterClick).await;
+    if observe_sent(w.page(), key.clone()).await.is_err() {
+        return settle_by_reading(w, &key).await;
+    }
+    w.fault_point(Boundary::AfterRemoteEffect).await;
+    w.journal().transition(
+        &key,
+        Checkpoint::ActionSubmitted,
+        Checkpoint::RemoteConfirmed,
+    )?;
+    Ok(Outcome::Confirmed)
+}
+
+/// Double-fault zoo: the reference agent, except for a recovery that finds its intent
+/// `TARGET_VERIFIED` by an earlier worker. That one takes a "fast path": it verifies again,
+/// clicks, and journals `ACTION_SUBMITTED` only once it saw the answer. No single crash finds
+/// it (a first worker always journals before it clicks, and a recovery that is not crashed
+/// does send once); crashing the recovery too, at its `after_click`, leaves
+/// `TARGET_VERIFIED` behind a request that landed, and the third worker sends again. Caught
+/// by `no_duplicate` only at depth 2 (`after_target_verified::then::after_click`).
+pub async fn hasty_recovery(w: &mut Worker) -> TaskResult {
+    let found = w.journal().side_effect("send-hello")?;
+    let Some(earlier) = found.filter(|r| r.state == Checkpoint::TargetVerified) else {
+        return send_hello(w).await;
+    };
+    let route = format!("/threads/{THREAD}");
+    w.require_trusted_profile()?;
+    open_signed_in(w, &route).await?;
+    w.probe_identity().await?;
+    let key = earlier.request_key.clone();
+    let target = w.target().route(&route).object(THREAD).api();
+    w.page().expect_target(target).await?;
+    send_form(w.page(), key.clone()).await?;
+    w.fault_point(Boundary::AfterClick).await;
+    observe_sent(w.page(), key.clone()).await?;
+    w.journal().transition(
+        &key,
+        Checkpoint::TargetVerified,
+        Checkpoint::ActionSubmitted,
+    )?;
+    w.journal().transition(
+        &key,
+        Checkpoint::ActionSubmitted,
+        Checkpoint::RemoteConfirmed,
+    )?;
+    Ok(Outcome::Confirmed)
 }

@@ -65,7 +65,9 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("drill") => preflight().and_then(|_| drill()),
         Some("preflight") => preflight().map(drop),
-        Some("test") => preflight().and_then(|_| test()),
+        Some("test") => preflight()
+            .and_then(|_| grid_preflight())
+            .and_then(|_| test()),
         Some("matrix") => {
             preflight().and_then(|_| matrix(args.get(1).and_then(|n| n.parse().ok()).unwrap_or(10)))
         }
@@ -130,6 +132,42 @@ fn preflight() -> Result<BrowserBinaries, u8> {
             Err(4)
         }
     }
+}
+
+/// Finds the JRE the grid suite runs Selenium Grid on; installs Debian's
+/// `openjdk-17-jre-headless` when it is missing and we may (root, apt-get present). Without
+/// it the grid suite says why it skipped (and fails under `CI=true`).
+fn grid_preflight() -> Result<(), u8> {
+    let has_java = || {
+        Command::new("java")
+            .arg("-version")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if has_java() {
+        eprintln!("preflight: java found (the grid suite runs Selenium Grid on it)");
+        return Ok(());
+    }
+    if !can_apt() {
+        eprintln!(
+            "preflight: java missing; the grid suite will be skipped (install a JRE 17+, e.g. Debian's openjdk-17-jre-headless)"
+        );
+        return Ok(());
+    }
+    eprintln!(
+        "preflight: java missing; installing the Debian package `openjdk-17-jre-headless` with apt-get (for the grid suite)"
+    );
+    let ok = run(Command::new("apt-get").arg("update").arg("-qq"))
+        && run(Command::new("apt-get")
+            .args(["install", "-y", "-qq", "openjdk-17-jre-headless"])
+            .env("DEBIAN_FRONTEND", "noninteractive"));
+    if !ok || !has_java() {
+        eprintln!("preflight: apt-get failed; install `openjdk-17-jre-headless`");
+        return Err(4);
+    }
+    Ok(())
 }
 
 fn can_apt() -> bool {

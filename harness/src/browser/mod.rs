@@ -9,6 +9,7 @@
 mod binaries;
 pub mod process;
 mod registry;
+pub mod remote;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -299,6 +300,12 @@ impl Browser {
     /// Chromium's pid, from the session's `goog:processID` capability.
     pub fn browser_pid(&self) -> Option<u32> {
         self.browser_pid
+    }
+
+    /// The WebDriver session id the endpoint gave this session: what a grid knows it by,
+    /// and what the journal records so that an orphan can be found and ended.
+    pub fn webdriver_session_id(&self) -> String {
+        self.driver.handle().session_id().to_string()
     }
 
     /// chromedriver's pid, when the harness started it.

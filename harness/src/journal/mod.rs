@@ -34,7 +34,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 pub use checkpoint::{Checkpoint, RequestKey, TransitionError, args_hash};
 pub use effects::{CheckpointTransition, SideEffectRecord};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
-pub use sessions::{BrowserSessionRecord, NewRun, RunRecord};
+pub use sessions::{BrowserSessionRecord, NewRun, RemoteSession, RunRecord};
 
 /// How long a writer waits for another process's write transaction before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -214,6 +214,11 @@ impl JournalError {
         }
     }
 
+    /// The error of a write by a worker whose armed step struck.
+    pub(crate) fn halted() -> JournalError {
+        JournalError::new(Path::new(""), JournalErrorKind::Halted)
+    }
+
     pub(crate) fn with_source(
         mut self,
         source: impl std::error::Error + Send + Sync + 'static,
@@ -295,6 +300,9 @@ pub enum JournalErrorKind {
         /// The session id.
         browser_session_id: String,
     },
+    /// The worker's armed step struck: it is being crashed and writes nothing more.
+    #[error("write journal: this worker is being crashed at its armed step")]
+    Halted,
     /// A browser-session id that the journal does not know.
     #[error("find browser session {browser_session_id}")]
     UnknownSession {

@@ -10,7 +10,7 @@ use super::{JournalError, JournalErrorKind};
 /// `PRAGMA application_id` of a browser-fault journal: `"bFJ1"`.
 pub const APPLICATION_ID: u32 = 0x6246_4a31;
 /// `PRAGMA user_version` of the schema this code writes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
@@ -38,7 +38,9 @@ fn ddl() -> String {
             profile_generation INTEGER NOT NULL,
             last_checkpoint TEXT CHECK (last_checkpoint IS NULL OR last_checkpoint IN {CHECKPOINTS}),
             incarnation INTEGER NOT NULL,
-            recorded_unix_ms INTEGER NOT NULL
+            recorded_unix_ms INTEGER NOT NULL,
+            webdriver_url TEXT,
+            webdriver_session_id TEXT
         ) STRICT;
         CREATE INDEX browser_sessions_by_run ON browser_sessions(run_id);
         CREATE TABLE side_effects (
@@ -222,6 +224,15 @@ pub(super) fn init(conn: &mut Connection, path: &Path) -> Result<(), JournalErro
                 path,
                 JournalErrorKind::UnsupportedVersion { found: version },
             ));
+        }
+        if version == 1 {
+            // Version 2 journals the WebDriver session a remote endpoint gave each browser.
+            tx.execute_batch(
+                "ALTER TABLE browser_sessions ADD COLUMN webdriver_url TEXT;
+                 ALTER TABLE browser_sessions ADD COLUMN webdriver_session_id TEXT;
+                 PRAGMA user_version = 2;",
+            )
+            .map_err(sql)?;
         }
     }
     tx.commit().map_err(sql)

@@ -87,6 +87,19 @@ pub struct BrowserSessionRecord {
     pub last_checkpoint: Option<Checkpoint>,
     /// The worker incarnation that owns the session.
     pub incarnation: u32,
+    /// The session as a remote WebDriver endpoint (a grid) knows it, once it was created
+    /// there: on a grid the browser outlives a killed worker, and this is how it is found.
+    pub remote: Option<RemoteSession>,
+}
+
+/// A WebDriver session on a remote endpoint, as journaled once the endpoint created it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RemoteSession {
+    /// The endpoint's URL (a grid's hub).
+    pub endpoint: String,
+    /// The WebDriver session id the endpoint gave.
+    pub session_id: String,
 }
 
 impl BrowserSessionRecord {
@@ -109,6 +122,7 @@ impl BrowserSessionRecord {
             profile_generation,
             last_checkpoint: None,
             incarnation,
+            remote: None,
         }
     }
 }
@@ -250,7 +264,8 @@ impl Journal {
             let mut stmt = conn
                 .prepare_cached(
                     "SELECT run_id, browser_session_id, profile_path, expected_origin,
-                        expected_account_marker, profile_generation, last_checkpoint, incarnation
+                        expected_account_marker, profile_generation, last_checkpoint, incarnation,
+                        webdriver_url, webdriver_session_id
                      FROM browser_sessions WHERE run_id = ?1 ORDER BY rowid",
                 )
                 .map_err(|e| self.sql(e))?;
@@ -261,6 +276,31 @@ impl Journal {
             rows.into_iter()
                 .map(|(rec, state)| self.with_checkpoint(rec, state))
                 .collect()
+        })
+    }
+
+    /// Records the WebDriver session a remote endpoint created for a recorded browser
+    /// session, durably, before the worker drives it.
+    pub fn set_remote_session(
+        &self,
+        browser_session_id: &str,
+        endpoint: &str,
+        webdriver_session_id: &str,
+    ) -> Result<(), JournalError> {
+        self.with_conn(|conn| {
+            let n = conn
+                .execute(
+                    "UPDATE browser_sessions SET webdriver_url = ?2, webdriver_session_id = ?3
+                     WHERE browser_session_id = ?1",
+                    params![browser_session_id, endpoint, webdriver_session_id],
+                )
+                .map_err(|e| self.sql(e))?;
+            if n == 0 {
+                return Err(self.error(JournalErrorKind::UnknownSession {
+                    browser_session_id: browser_session_id.to_owned(),
+                }));
+            }
+            Ok(())
         })
     }
 
@@ -316,6 +356,16 @@ fn session_row(r: &Row<'_>) -> rusqlite::Result<(BrowserSessionRecord, Option<St
             profile_generation: r.get(5)?,
             last_checkpoint: None,
             incarnation: r.get(7)?,
+            remote: match (
+                r.get::<_, Option<String>>(8)?,
+                r.get::<_, Option<String>>(9)?,
+            ) {
+                (Some(endpoint), Some(session_id)) => Some(RemoteSession {
+                    endpoint,
+                    session_id,
+                }),
+                _ => None,
+            },
         },
         r.get(6)?,
     ))

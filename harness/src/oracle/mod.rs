@@ -167,6 +167,9 @@ pub struct Facts {
     pub held_locks: usize,
     /// Browser or driver processes of the trial alive after the workers ended.
     pub leaked_processes: usize,
+    /// The incarnations whose remote WebDriver sessions (on a grid) were still open after
+    /// the workers ended: a killed worker's browser lives on there until someone ends it.
+    pub open_remote_sessions: Vec<u32>,
     /// Profiles the harness's cleanup did not prove removed.
     pub unproven_cleanups: usize,
     /// Occurrences of known secrets found (and redacted) in the evidence.
@@ -316,6 +319,7 @@ fn no_leak(f: &Facts) -> Verdict {
     let held = f.leaked_profiles.is_empty()
         && f.held_locks == 0
         && f.leaked_processes == 0
+        && f.open_remote_sessions.is_empty()
         && f.unproven_cleanups == 0;
     let mut parts = Vec::new();
     for p in &f.leaked_profiles {
@@ -335,6 +339,18 @@ fn no_leak(f: &Facts) -> Verdict {
         parts.push(format!(
             "{} browser process(es) still alive",
             f.leaked_processes
+        ));
+    }
+    if !f.open_remote_sessions.is_empty() {
+        let whose: Vec<String> = f
+            .open_remote_sessions
+            .iter()
+            .map(|i| format!("worker {i}'s"))
+            .collect();
+        parts.push(format!(
+            "{} remote browser session(s) of the run still open at the endpoint ({})",
+            f.open_remote_sessions.len(),
+            whose.join(", ")
         ));
     }
     if f.unproven_cleanups > 0 {

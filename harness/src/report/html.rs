@@ -691,6 +691,33 @@ fn perturbation(h: &mut String, e: &Evidence) {
                 .unwrap_or_else(|| "-".into()),
         ),
         ("instead", f.instead.clone().unwrap_or_else(|| "-".into())),
+        (
+            "step",
+            e.workers
+                .iter()
+                .find_map(|w| w.struck_step.as_ref())
+                .map(|s| format!("{} ({})", s.n, s.label))
+                .unwrap_or_else(|| "-".into()),
+        ),
+        (
+            "schedule",
+            if f.schedule.is_empty() {
+                "-".to_owned()
+            } else {
+                f.schedule
+                    .iter()
+                    .map(|s| {
+                        format!(
+                            "worker {}: {} ({})",
+                            s.worker,
+                            s.at,
+                            if s.struck { "struck" } else { "did not strike" }
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            },
+        ),
     ];
     h.push_str("<table class=\"kv perturbation\">");
     for (k, v) in rows {

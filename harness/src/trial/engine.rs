@@ -12,7 +12,7 @@ use crate::evidence::{
     CleanupEvidence, Durations, Evidence, LedgerSummary, TraceStep, Verification, WorkerEnd,
     WorkerEvidence,
 };
-use crate::fault::{FaultRecord, ScreenshotRef, WorkerEvent, ms};
+use crate::fault::{FaultRecord, ScheduledFault, ScreenshotRef, Step, WorkerEvent, ms};
 use crate::journal::{Journal, NewRun};
 use crate::oracle::{Facts, JudgedWorker, LeakedProfile, judge};
 use crate::plan::Boundary;
@@ -28,6 +28,18 @@ pub struct TrialReport {
     pub evidence: Evidence,
     /// Where `evidence.json` was written.
     pub evidence_path: PathBuf,
+    /// What each worker did, step by step, when the trial was recorded.
+    pub(crate) recordings: Vec<WorkerRecording>,
+}
+
+/// One worker's steps and the fault points it crossed, in a recorded trial.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub(crate) struct WorkerRecording {
+    pub(crate) incarnation: u32,
+    pub(crate) steps: Vec<Step>,
+    pub(crate) crossed: Vec<Boundary>,
+    /// Whether the worker ran to its end (not crashed, not timed out).
+    pub(crate) finished: bool,
 }
 
 impl TrialReport {
@@ -47,7 +59,16 @@ impl TrialReport {
         if broken.is_empty() {
             return None;
         }
+        let step = self
+            .evidence
+            .workers
+            .iter()
+            .find_map(|w| w.struck_step.as_ref());
         let at = match (self.evidence.boundary, self.evidence.hazard) {
+            (Some(Boundary::AfterStep), _) => match step {
+                Some(step) => format!("right after step {} (`{}`)", step.n, step.label),
+                None => "at a step that was never reached".to_owned(),
+            },
             (Some(b), _) => format!("at boundary `{b}`"),
             (None, Some(h)) => format!("under hazard `{h}`"),
             _ => String::new(),
@@ -124,10 +145,22 @@ pub(super) struct Tracked {
     /// The ledger's highest sequence number at its spawn, and at its end.
     ledger_seq_before: u64,
     ledger_seq_after: u64,
+    /// What a recording worker reported: its steps and the fault points it crossed.
+    steps: Vec<Step>,
+    crossed: Vec<Boundary>,
 }
 
 /// Runs one trial and judges it. Cleanup runs whatever happened; the evidence records it.
 pub async fn run_trial(trial: &Trial, settings: &TrialSettings) -> Result<TrialReport, TrialError> {
+    run_trial_with(trial, settings, false).await
+}
+
+/// [`run_trial`], with every worker reporting its steps and crossings when `record`.
+pub(crate) async fn run_trial_with(
+    trial: &Trial,
+    settings: &TrialSettings,
+    record: bool,
+) -> Result<TrialReport, TrialError> {
     let started = Instant::now();
     let name = trial.name();
     let scenario = trial.scenario;
@@ -152,7 +185,10 @@ pub async fn run_trial(trial: &Trial, settings: &TrialSettings) -> Result<TrialR
         }
     };
     let result = match Engine::prepare(trial, settings, &site, &root, started).await {
-        Ok(engine) => engine.run(unit, &evidence_dir).await,
+        Ok(mut engine) => {
+            engine.record = record;
+            engine.run(&*unit, &evidence_dir).await
+        }
         Err(e) => Err(e),
     };
     site.shutdown().await;
@@ -190,6 +226,8 @@ pub(super) struct Engine<'a> {
     /// Cookie values of the harness's own browsers (an account switch): secrets too.
     pub(super) harness_cookies: Vec<String>,
     setup_ms: u64,
+    /// Every worker reports its steps and crossings (a recording run).
+    record: bool,
 }
 
 impl<'a> Engine<'a> {
@@ -239,6 +277,8 @@ impl<'a> Engine<'a> {
             origin: site.origin(),
             account: account.clone(),
             armed: None,
+            armed_step: None,
+            record_steps: false,
             step_timeout: settings.step_timeout.min(scenario.timeout),
             lease_ttl: settings.lease_ttl,
             webdriver_url: settings.webdriver_url.clone(),
@@ -270,6 +310,7 @@ impl<'a> Engine<'a> {
             screenshot: None,
             harness_cookies: Vec::new(),
             setup_ms: ms(started.elapsed()),
+            record: false,
         })
     }
 
@@ -277,7 +318,7 @@ impl<'a> Engine<'a> {
     /// while it is down, the recovery worker, then facts, cleanup and verdicts.
     async fn run(
         mut self,
-        unit: &'static dyn FaultUnit,
+        unit: &dyn FaultUnit,
         evidence_dir: &Path,
     ) -> Result<TrialReport, TrialError> {
         self.fault.planned = unit.planned();
@@ -291,11 +332,25 @@ impl<'a> Engine<'a> {
             .workers
             .first()
             .is_some_and(|w| w.evidence.end == WorkerEnd::Crashed);
+        if first_crashed && self.settings.webdriver_url.is_some() && !unit.keeps_orphan() {
+            // On a grid the killed worker's browser lives on: the pool's reaper, at once.
+            super::remote::end_sessions(&self.journal, &self.run_id, Some(1)).await;
+        }
         if self.fault.struck
             && first_crashed
             && let Err(why) = unit.while_down(&mut self).await
         {
             self.not_struck(why);
+        }
+        if let Some(then) = self.trial.then {
+            self.crash_recovery_at(then).await?;
+        } else if self.trial.seeded.is_some() || unit.strike_step().is_some() {
+            // The name of a seeded or step trial does not tell the story: the evidence does.
+            self.fault.schedule.push(ScheduledFault {
+                worker: 1,
+                at: self.fault.planned.clone(),
+                struck: self.fault.struck,
+            });
         }
         let scenario_ms = ms(phase1.elapsed());
 
@@ -320,6 +375,11 @@ impl<'a> Engine<'a> {
             .await
     }
 
+    /// The remote WebDriver endpoint the workers' browsers run on, if any.
+    pub(super) fn webdriver_url(&self) -> Option<&str> {
+        self.settings.webdriver_url.as_deref()
+    }
+
     /// Milliseconds since the trial started.
     pub(super) fn elapsed_ms(&self) -> u64 {
         ms(self.started.elapsed())
@@ -337,6 +397,7 @@ impl<'a> Engine<'a> {
         spec.incarnation = incarnation;
         spec.armed = armed;
         spec.tmp_dir = self.root.join(format!("tmp-w{incarnation}"));
+        spec.record_steps = self.record;
         spec
     }
 
@@ -349,7 +410,9 @@ impl<'a> Engine<'a> {
     /// never gets there is followed to its end. Worker 1 is recorded in `workers`.
     pub(super) async fn run_first(&mut self, unit: &dyn FaultUnit) -> Result<(), TrialError> {
         let armed = unit.strike_point();
-        let mut first = self.spawn_spec(self.spec_for(1, armed)).await?;
+        let mut spec = self.spec_for(1, armed);
+        spec.armed_step = unit.strike_step();
+        let mut first = self.spawn_spec(spec).await?;
         // Workers that arrive while worker 1 lives (a mid-task claimant) are kept aside so
         // that worker 1 stays first.
         let mut later: Vec<Tracked> = Vec::new();
@@ -363,15 +426,17 @@ impl<'a> Engine<'a> {
                     browser_pid,
                     timing,
                     cookie_values,
+                    step,
                 })) => {
                     first.evidence.struck = Some(boundary);
+                    first.evidence.struck_step = step.clone();
                     first.evidence.timing = timing;
                     first.cookies.extend(cookie_values);
                     self.fault.struck = true;
                     self.fault.worker = Some(1);
                     self.fault.at_ms = Some(self.elapsed_ms());
                     self.screenshot = screenshot;
-                    let strike = Strike { browser_pid };
+                    let strike = Strike { browser_pid, step };
                     match unit.at_strike(self, &mut first, strike, &mut later).await? {
                         AtStrike::Resumed => continue,
                         AtStrike::Crash => {
@@ -410,8 +475,8 @@ impl<'a> Engine<'a> {
         first.evidence.log_tail = first.handle.log_tail();
         first.ledger_seq_after = self.site.ledger_seq().await;
         if !self.fault.struck && self.fault.instead.is_none() {
-            self.fault.instead = Some(if armed.is_some() {
-                faults::missed(&first.evidence, armed)
+            self.fault.instead = Some(if armed.is_some() || unit.strike_step().is_some() {
+                faults::missed(&first.evidence, armed, unit.strike_step())
             } else {
                 format!(
                     "worker 1 never sent the request the site was armed for ({})",
@@ -426,6 +491,100 @@ impl<'a> Engine<'a> {
         }
         self.workers.push(first);
         self.workers.append(&mut later);
+        Ok(())
+    }
+
+    /// Depth 2: once worker 1's fault struck, the recovery worker is armed at `then` of its
+    /// own and crashed there; the next worker is the one that must recover. A recovery that
+    /// never gets to `then` means the fault did not strike: the trial says so.
+    async fn crash_recovery_at(&mut self, then: Boundary) -> Result<(), TrialError> {
+        let first = ScheduledFault {
+            worker: 1,
+            at: self.fault.planned.clone(),
+            struck: self.fault.struck,
+        };
+        self.fault.schedule.push(first);
+        let incarnation = self.next_incarnation();
+        if !self.fault.struck {
+            self.fault.schedule.push(ScheduledFault {
+                worker: incarnation,
+                at: then.to_string(),
+                struck: false,
+            });
+            return Ok(());
+        }
+        let mut spec = self.spec_for(incarnation, Some(then));
+        if let Some(now) = self.site.account(self.trial.scenario.account) {
+            spec.account = now;
+        }
+        if then == Boundary::AfterClick {
+            // As for worker 1: the request lands, and its response is held until the crash.
+            faults::after_click::arm_effect(self, crate::site::EffectArm::Landed)?;
+        }
+        let mut second = self.spawn_spec(spec).await?;
+        let deadline = Instant::now() + self.timeout;
+        let struck = loop {
+            match tokio::time::timeout_at(deadline.into(), second.handle.next_event()).await {
+                Ok(Some(WorkerEvent::Boundary {
+                    boundary,
+                    timing,
+                    cookie_values,
+                    ..
+                })) => {
+                    second.evidence.struck = Some(boundary);
+                    second.evidence.timing = timing;
+                    second.cookies.extend(cookie_values);
+                    if boundary == Boundary::AfterClick {
+                        self.site.wait_armed_reached(self.timeout).await;
+                    }
+                    second.handle.crash().await;
+                    second.evidence.end = WorkerEnd::Crashed;
+                    if self.settings.webdriver_url.is_some() {
+                        // As after worker 1's crash: its grid session lives on otherwise.
+                        super::remote::end_sessions(&self.journal, &self.run_id, Some(incarnation))
+                            .await;
+                    }
+                    break true;
+                }
+                Ok(Some(event)) => {
+                    if follow(&mut second, event, self.site).await {
+                        break false;
+                    }
+                }
+                Ok(None) => {
+                    second.evidence.end = WorkerEnd::Died;
+                    second.handle.wait_exit(Duration::from_secs(5)).await;
+                    break false;
+                }
+                Err(_) => {
+                    second.handle.crash().await;
+                    second.evidence.end = WorkerEnd::TimedOut;
+                    break false;
+                }
+            }
+        };
+        self.site.disarm();
+        self.site.release_held();
+        second.evidence.total_ms = ms(second.spawned.elapsed());
+        second.evidence.log_tail = second.handle.log_tail();
+        second.ledger_seq_after = self.site.ledger_seq().await;
+        self.fault.schedule.push(ScheduledFault {
+            worker: incarnation,
+            at: then.to_string(),
+            struck,
+        });
+        if struck {
+            self.fault.worker = Some(incarnation);
+        } else {
+            let missed = faults::missed(&second.evidence, Some(then), None).replacen(
+                "worker 1",
+                &format!("worker {incarnation}"),
+                1,
+            );
+            self.not_struck(format!("the recovery's fault: {missed}"));
+            self.judge_worker(&second);
+        }
+        self.workers.push(second);
         Ok(())
     }
 
@@ -458,6 +617,8 @@ impl<'a> Engine<'a> {
             cookies: Vec::new(),
             ledger_seq_before,
             ledger_seq_after: ledger_seq_before,
+            steps: Vec::new(),
+            crossed: Vec::new(),
             evidence: WorkerEvidence {
                 incarnation,
                 armed,
@@ -471,6 +632,7 @@ impl<'a> Engine<'a> {
                 verified: Vec::new(),
                 untrusted_profile: Vec::new(),
                 tampered: Vec::new(),
+                struck_step: None,
             },
         })
     }
@@ -559,6 +721,15 @@ impl<'a> Engine<'a> {
         } = self;
         let name = trial.name();
         let scenario = trial.scenario;
+        let recordings = workers
+            .iter()
+            .map(|w| WorkerRecording {
+                incarnation: w.evidence.incarnation,
+                steps: w.steps.clone(),
+                crossed: w.crossed.clone(),
+                finished: w.evidence.end == WorkerEnd::Finished,
+            })
+            .collect();
         // Facts, before the harness's own cleanup: what the agent left behind.
         let oracle_started = Instant::now();
         let effects = journal.side_effects(&run_id).unwrap_or_default();
@@ -594,10 +765,12 @@ impl<'a> Engine<'a> {
             .iter()
             .map(|p| process::browsers_using_profile(p).len())
             .sum();
+        let open_remote_sessions = super::remote::open_sessions(&journal, &run_id).await;
         let oracle_ms_before_cleanup = ms(oracle_started.elapsed());
 
         // Cleanup: every profile of the trial, failed or not, with proof.
         let cleanup_started = Instant::now();
+        super::remote::end_sessions(&journal, &run_id, None).await;
         for p in &profiles {
             process::kill_profile_processes(p);
         }
@@ -671,10 +844,10 @@ impl<'a> Engine<'a> {
             variant: trial.variant(),
             hazard: match trial.plan {
                 FaultPlan::Hazard { hazard } => Some(hazard),
-                FaultPlan::Boundary { .. } => None,
+                _ => None,
             },
             crash_mode: trial.crash_mode,
-            workers: workers.into_iter().map(|w| w.evidence).collect(),
+            workers: workers.iter().map(|w| w.evidence.clone()).collect(),
             checkpoint_trace: history
                 .iter()
                 .map(|t| TraceStep {
@@ -721,6 +894,7 @@ impl<'a> Engine<'a> {
             tampering,
             held_locks,
             leaked_processes,
+            open_remote_sessions,
             unproven_cleanups,
             secrets_in_evidence,
         };
@@ -757,6 +931,7 @@ impl<'a> Engine<'a> {
         Ok(TrialReport {
             evidence,
             evidence_path,
+            recordings,
         })
     }
 }
@@ -779,6 +954,8 @@ async fn follow(w: &mut Tracked, event: WorkerEvent, site: &RunningSite) -> bool
             w.evidence.verified.push(Verification { effect, checked });
         }
         WorkerEvent::ProfileChecked { untrusted } => w.evidence.untrusted_profile = untrusted,
+        WorkerEvent::Step(step) => w.steps.push(step),
+        WorkerEvent::Crossed { boundary } => w.crossed.push(boundary),
         WorkerEvent::Finished {
             result,
             timing,

@@ -6,17 +6,20 @@
 //! filters, nextest partitions and JUnit reports stay meaningful from run to run.
 
 mod engine;
+pub(crate) mod explore;
 mod faults;
 pub(crate) mod interrupt;
+mod remote;
 mod settings;
 pub(crate) mod spawn;
 mod sweep;
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 pub use engine::{SetupError, TrialError, TrialReport, run_trial};
+pub use explore::{SEED_ENV, explore, replay_command, run_seed};
 pub use interrupt::{EXIT_INTERRUPTED, EXIT_TERMINATED};
 pub use settings::TrialSettings;
 pub use sweep::{SweepSummary, sweep_stale_roots};
@@ -27,7 +30,7 @@ use crate::registry::Scenario;
 pub use crate::plan::Variant;
 
 /// What a trial does to its scenario.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 #[non_exhaustive]
 pub enum FaultPlan {
@@ -43,6 +46,17 @@ pub enum FaultPlan {
         /// Which.
         hazard: Hazard,
     },
+    /// Crash worker 1 right after its step `step` (a browser command or a journal write,
+    /// numbered as the recorded clean run made them): `every_step`.
+    Step {
+        /// The step's number, from 1.
+        step: u32,
+        /// What the recorded clean run did at that step (`click`, `journal_target_verified`).
+        label: &'static str,
+    },
+    /// No fault: the scenario runs once, each step and fault point recorded. What
+    /// `every_step`'s trials are numbered from; not a trial of its own.
+    Clean,
 }
 
 /// One trial: a scenario under one fault plan and crash mode.
@@ -54,11 +68,39 @@ pub struct Trial {
     pub plan: FaultPlan,
     /// The crash mode.
     pub crash_mode: CrashMode,
+    /// Depth 2: the recovery worker is crashed too, at this boundary of its own, and a third
+    /// worker recovers (`depth = 2`).
+    pub then: Option<Boundary>,
+    /// A seeded trial: its number among the scenario's seeded trials of this run's seed
+    /// (`seeded = N`, `BROWSER_FAULT_SEED`). Its schedule is `plan` and `then`.
+    pub seeded: Option<u32>,
 }
 
 impl Trial {
+    /// A trial of `scenario` under `plan`, in the scenario's crash mode, at depth 1.
+    pub fn new(scenario: &'static Scenario, plan: FaultPlan) -> Trial {
+        Trial {
+            scenario,
+            plan,
+            crash_mode: scenario.crash_mode,
+            then: None,
+            seeded: None,
+        }
+    }
     /// The trial's stable name: `scenario::boundary[::variant]` or `scenario::hazard::name`.
     pub fn name(&self) -> String {
+        let scenario = self.scenario.name;
+        if let Some(k) = self.seeded {
+            return format!("{scenario}::seeded::{k:02}");
+        }
+        match self.then {
+            Some(then) => format!("{}::then::{then}", self.schedule_name()),
+            None => self.schedule_name(),
+        }
+    }
+
+    /// The name of the first fault alone (without `then`, or the seeded name).
+    fn schedule_name(&self) -> String {
         let scenario = self.scenario.name;
         match self.plan {
             FaultPlan::Boundary {
@@ -70,6 +112,22 @@ impl Trial {
                 variant: None,
             } => format!("{scenario}::{boundary}"),
             FaultPlan::Hazard { hazard } => format!("{scenario}::hazard::{hazard}"),
+            FaultPlan::Step { step, label } => format!("{scenario}::step::{step:04}_{label}"),
+            FaultPlan::Clean => format!("{scenario}::clean"),
+        }
+    }
+
+    /// The schedule in words: which fault strikes which worker, at which point (for seeded
+    /// trials, whose name does not say it).
+    pub fn schedule(&self) -> String {
+        let first = self
+            .schedule_name()
+            .trim_start_matches(self.scenario.name)
+            .trim_start_matches("::")
+            .to_owned();
+        match self.then {
+            Some(then) => format!("worker 1: {first}; worker 2: {then}"),
+            None => format!("worker 1: {first}"),
         }
     }
 
@@ -77,15 +135,27 @@ impl Trial {
     pub fn boundary(&self) -> Option<Boundary> {
         match self.plan {
             FaultPlan::Boundary { boundary, .. } => Some(boundary),
-            FaultPlan::Hazard { .. } => None,
+            FaultPlan::Step { .. } => Some(Boundary::AfterStep),
+            FaultPlan::Hazard { .. } | FaultPlan::Clean => None,
         }
     }
 
     /// Why this trial cannot run against its scenario's site (it needs a knob the site
     /// lacks), or `None`. Such a trial is listed as ignored with this reason, never run
     /// against a site that cannot make its fault deterministic.
+    ///
+    /// It also says what cannot run on the WebDriver endpoint of
+    /// `BROWSER_FAULT_WEBDRIVER_URL` ([`Trial::cannot_run_at`]).
     pub fn cannot_run(&self) -> Option<&'static str> {
+        self.cannot_run_at(crate::browser::remote::endpoint_from_env().as_deref())
+    }
+
+    /// Why this trial cannot run against its site with its browsers at `webdriver_url`
+    /// (`None`: a local chromedriver per worker), or `None` when it can: an orphaned session
+    /// needs a remote endpoint, and killing the browser process needs it on this host.
+    pub fn cannot_run_at(&self, webdriver_url: Option<&str>) -> Option<&'static str> {
         self.cannot_run_on(&(self.scenario.site)())
+            .or_else(|| faults::unit(self.plan).and_then(|unit| unit.cannot_run_at(webdriver_url)))
     }
 
     /// Why this trial cannot run against `site`, or `None` when it can.
@@ -109,7 +179,7 @@ impl Trial {
     pub fn variant(&self) -> Option<Variant> {
         match self.plan {
             FaultPlan::Boundary { variant, .. } => variant,
-            FaultPlan::Hazard { .. } => None,
+            _ => None,
         }
     }
 }
@@ -131,19 +201,14 @@ pub fn expand(scenario: &'static Scenario) -> Vec<Trial> {
     let mut trials = Vec::new();
     for &boundary in scenario.boundaries {
         for &variant in variants(boundary) {
-            trials.push(Trial {
+            trials.push(Trial::new(
                 scenario,
-                plan: FaultPlan::Boundary { boundary, variant },
-                crash_mode: scenario.crash_mode,
-            });
+                FaultPlan::Boundary { boundary, variant },
+            ));
         }
     }
     for &hazard in scenario.hazards {
-        trials.push(Trial {
-            scenario,
-            plan: FaultPlan::Hazard { hazard },
-            crash_mode: scenario.crash_mode,
-        });
+        trials.push(Trial::new(scenario, FaultPlan::Hazard { hazard }));
     }
     trials
 }

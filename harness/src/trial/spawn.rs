@@ -150,11 +150,10 @@ pub(crate) async fn spawn_worker(
                 events: tx,
                 resume: tokio::sync::Mutex::new(resume_rx),
             };
-            let hook = Arc::new(FaultHook::new(
-                spec.armed,
-                channel,
-                spec.evidence_dir.clone(),
-            ));
+            let hook = Arc::new(
+                FaultHook::new(spec.armed, channel, spec.evidence_dir.clone())
+                    .with_steps(spec.armed_step, spec.record_steps),
+            );
             let sink = LogSink::Tail(log.clone());
             let task = tokio::spawn(async move {
                 run_worker(scenario, spec, hook, sink).await;
@@ -389,7 +388,7 @@ pub(crate) fn worker_process_main(launch: WorkerLaunch) -> ! {
         )
         .await
         {
-            Ok(h) => Arc::new(h),
+            Ok(h) => Arc::new(h.with_steps(launch.spec.armed_step, launch.spec.record_steps)),
             Err(e) => {
                 eprintln!("browser-fault worker: cannot reach the trial: {e}");
                 return 3;

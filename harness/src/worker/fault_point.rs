@@ -10,6 +10,7 @@ use crate::fault::{Resume, ScreenshotRef};
 use crate::plan::Boundary;
 
 pub(crate) async fn strike(shared: &Shared, token: Option<SessionToken>, boundary: Boundary) {
+    shared.fault.crossed(boundary).await;
     if !shared.fault.is_armed_for(boundary) {
         return;
     }

@@ -9,6 +9,7 @@ pub(crate) mod adapter;
 mod effect;
 mod fault_point;
 mod locks;
+mod orphans;
 mod page;
 
 use std::fmt;
@@ -95,6 +96,12 @@ pub struct WorkerSpec {
     pub account: Account,
     /// The boundary armed for this worker.
     pub armed: Option<Boundary>,
+    /// The step (numbered from 1) after which this worker is crashed.
+    #[serde(default)]
+    pub armed_step: Option<u32>,
+    /// Report every step and fault point crossed (a recording run).
+    #[serde(default)]
+    pub record_steps: bool,
     /// The limit of one step (a navigation, a wait, a click).
     pub step_timeout: Duration,
     /// The lease's time to live.
@@ -143,6 +150,8 @@ impl WorkerSpec {
             origin: origin.into(),
             account,
             armed: None,
+            armed_step: None,
+            record_steps: false,
             step_timeout: Duration::from_secs(20),
             lease_ttl: Duration::from_secs(120),
             webdriver_url: None,
@@ -219,6 +228,18 @@ impl Shared {
         }
     }
 
+    /// Counts a completed browser command: recording, it is reported; at the armed step the
+    /// worker is crashed here.
+    pub(crate) async fn browser_step(&self, token: Option<SessionToken>, label: &str) {
+        let pid = token.and_then(|t| {
+            self.registry
+                .with_browser(t, crate::browser::Browser::browser_pid)
+                .ok()
+                .flatten()
+        });
+        self.fault.browser_step(label, pid).await;
+    }
+
     /// Takes the checks recorded so far.
     pub(crate) fn take_checks(&self) -> Vec<&'static str> {
         std::mem::take(&mut *self.checks.lock().unwrap_or_else(|p| p.into_inner()))
@@ -239,6 +260,10 @@ pub struct Worker {
     binaries: Option<BrowserBinaries>,
     /// The profile check refused the profile, so the browser was not launched at the start.
     launch_pending: bool,
+    /// Live sessions of earlier workers of this run still holding the profile on a remote
+    /// endpoint (a killed worker's browser lives on there). While any is left, no browser
+    /// is launched on the profile.
+    orphans: Vec<crate::journal::RemoteSession>,
 }
 
 impl Worker {
@@ -361,12 +386,22 @@ impl Worker {
             findings,
             binaries,
             launch_pending: false,
+            orphans: Vec::new(),
         };
         for finding in &worker.findings {
             worker.log(&format!("profile finding: {}", finding_name(finding)));
         }
         worker.report_profile_check().await;
-        if worker.require_trusted_profile().is_ok() {
+        worker.orphans = worker.find_orphans().await?;
+        if !worker.orphans.is_empty() {
+            // No second browser on a profile a live one holds: the launch waits until the
+            // orphans are proven gone (`Worker::open`) or the agent moves elsewhere.
+            worker.log(&format!(
+                "the profile is held by {} live orphaned browser session(s) of an earlier worker",
+                worker.orphans.len()
+            ));
+            worker.strike(Boundary::AfterProfileCreated).await;
+        } else if worker.require_trusted_profile().is_ok() {
             worker.launch_browser().await?;
             worker.strike(Boundary::AfterProfileCreated).await;
         } else {
@@ -380,9 +415,14 @@ impl Worker {
         Ok(worker)
     }
 
-    /// Launches the browser a refused profile's start held back ([`Worker::start`]), then
-    /// crosses `after_profile_created`. Does nothing when the browser is up.
+    /// A browser on the profile before the agent uses it: launched once the orphans holding
+    /// the profile are proven gone ([`Worker::end_orphaned_sessions`]), or, on a profile its
+    /// check refused ([`Worker::start`]), launched now and `after_profile_created` crossed.
+    /// Does nothing when the browser is up.
     async fn ensure_browser(&mut self) -> Result<(), TaskError> {
+        if self.token.is_none() && !self.orphans.is_empty() {
+            self.end_orphaned_sessions().await?;
+        }
         if self.launch_pending {
             self.launch_browser().await?;
             self.strike(Boundary::AfterProfileCreated).await;
@@ -467,7 +507,19 @@ impl Worker {
         let browser = match endpoint {
             Endpoint::Local(driver) => driver.open_session(self.profile.path(), &options).await?,
             Endpoint::Remote(url) => {
-                Browser::connect_remote(url, self.profile.path(), &options).await?
+                let browser = Browser::connect_remote(url, self.profile.path(), &options).await?;
+                // Durable before the worker drives it: if this worker is killed, the browser
+                // lives on at the endpoint, and this is how it is found and ended.
+                let journaled = self.shared.journal.set_remote_session(
+                    &self.session_id,
+                    url,
+                    &browser.webdriver_session_id(),
+                );
+                if let Err(e) = journaled {
+                    browser.quit().await;
+                    return Err(e.into());
+                }
+                browser
             }
         };
         let launch_time = launch_started.elapsed();
@@ -501,6 +553,11 @@ impl Worker {
     }
 
     /// Navigates to `route` on the site (`/threads/42`) and waits until it loaded.
+    ///
+    /// On a profile still held by a live orphaned session of an earlier worker (a remote
+    /// endpoint keeps a killed worker's browser), it first ends those sessions through the
+    /// endpoint and launches only once the endpoint proves them gone
+    /// ([`Worker::end_orphaned_sessions`]).
     pub async fn open(&mut self, route: &str) -> Result<Page, TaskError> {
         self.ensure_browser().await?;
         let page = self.page();
@@ -678,6 +735,8 @@ impl Worker {
             spec.lease_ttl,
         )?);
         self.findings.clear();
+        // The old profile's orphans are left where they are: the caller abandoned it.
+        self.orphans.clear();
         self.report_profile_check().await;
         self.launch_browser().await?;
         Ok(old)
@@ -792,6 +851,7 @@ impl Worker {
 
     /// The fault point of `boundary` with a screenshot taken ahead.
     pub(crate) async fn strike_with(&self, boundary: Boundary, screenshot: Option<ScreenshotRef>) {
+        self.shared.fault.crossed(boundary).await;
         if self.shared.fault.is_armed_for(boundary) {
             report_strike(&self.shared, self.token, boundary, screenshot).await;
         }
@@ -812,14 +872,17 @@ impl JournalHandle<'_> {
         effect: &str,
         normalized_args: &str,
     ) -> Result<SideEffectRecord, TaskError> {
-        let spec = &self.worker.shared.spec;
+        let shared = &self.worker.shared;
+        if shared.fault.halted() {
+            return Err(crate::journal::JournalError::halted().into());
+        }
+        let spec = &shared.spec;
         let hash = crate::journal::args_hash(normalized_args);
-        Ok(self.worker.shared.journal.record_intent(
-            &spec.run_id,
-            effect,
-            &hash,
-            spec.incarnation,
-        )?)
+        let record = shared
+            .journal
+            .record_intent(&spec.run_id, effect, &hash, spec.incarnation)?;
+        shared.fault.journal_step("journal_intent_recorded");
+        Ok(record)
     }
 
     /// The current record of side effect `effect`.
@@ -838,10 +901,19 @@ impl JournalHandle<'_> {
         from: Checkpoint,
         to: Checkpoint,
     ) -> Result<(), TransitionError> {
-        self.worker
-            .shared
+        let shared = &self.worker.shared;
+        if shared.fault.halted() {
+            return Err(TransitionError::Journal(
+                crate::journal::JournalError::halted(),
+            ));
+        }
+        shared
             .journal
-            .transition(key, from, to, self.worker.shared.spec.incarnation)
+            .transition(key, from, to, shared.spec.incarnation)?;
+        shared
+            .fault
+            .journal_step(&format!("journal_{}", to.as_str().to_ascii_lowercase()));
+        Ok(())
     }
 }
 

@@ -91,6 +91,10 @@ setTimeout(() => el.click(), 20);
 return true;
 "#;
 
+/// How long a click that the worker is crashed right after waits, on an unchanged and
+/// loaded page, for a navigation to start before it counts as one that navigates nowhere.
+const SETTLE_NO_NAVIGATION: Duration = Duration::from_millis(1000);
+
 /// How long a click waits for chromedriver's answer before it counts the click as dispatched
 /// (see [`Page::click`]). The script itself takes a few ms; only a navigation that the site
 /// holds keeps chromedriver from answering, and that navigation means the click went out.
@@ -171,6 +175,10 @@ impl Page {
         name: &'static str,
         fut: impl Future<Output = Result<T, TaskError>>,
     ) -> Result<T, TaskError> {
+        if self.shared.fault.halted() {
+            // A step struck: this worker is being crashed, and drives its browser no more.
+            std::future::pending::<()>().await;
+        }
         let limit = self.shared.spec.step_timeout;
         let started = Instant::now();
         let outcome = tokio::time::timeout(limit, fut).await;
@@ -178,6 +186,7 @@ impl Page {
         super::trace(&self.shared.log, || {
             format!("step {name} {} ms", started.elapsed().as_millis())
         });
+        self.shared.browser_step(self.token, name).await;
         match outcome {
             Ok(Err(TaskError::Browser(BrowserError::Command(e)))) => Err(self.classify(e)),
             Ok(r) => r,
@@ -377,6 +386,13 @@ impl Page {
         let selector = selector.to_owned();
         async move {
             this.step("click", async {
+                if this.shared.fault.next_step_is_armed() {
+                    // The worker is crashed right after this click: the crash must come after
+                    // the request reached the site, in every run, not whenever the kill
+                    // overtakes it.
+                    let el = this.wait_element(&selector).await?;
+                    return this.click_and_settle(el).await;
+                }
                 // Usually the element is there: looked up and clicked in one command.
                 if this.dispatch_click(serde_json::json!(selector)).await? {
                     return Ok(());
@@ -419,6 +435,65 @@ impl Page {
                     .line("click: dispatched; the page's navigation is still pending");
                 Ok(true)
             }
+        }
+    }
+
+    /// Clicks the element matching `selector` once it is there, and returns once the
+    /// navigation the click started has loaded its new document (the site answered), or,
+    /// for a click that navigates nowhere, once the page has stayed the same loaded document
+    /// for a second. What an agent uses when the next thing it reads must be the answer, not
+    /// the page it clicked on. Where the site may hold the answer, use [`Page::click`] and
+    /// wait for the answer itself: an `after_click` trial holds it until the worker crashes,
+    /// so an agent that marks `after_click` itself ([`Worker::fault_point`]) must mark it
+    /// before it waits, or the trial ends in the worker's timeout.
+    ///
+    /// [`Worker::fault_point`]: crate::worker::Worker::fault_point
+    pub fn click_and_wait(
+        &self,
+        selector: &str,
+    ) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
+        let this = self.clone();
+        let selector = selector.to_owned();
+        async move {
+            this.step("click", async {
+                let el = this.wait_element(&selector).await?;
+                this.click_and_settle(el).await
+            })
+            .await
+        }
+    }
+
+    /// Clicks `el` and returns once the navigation the click started has loaded its new
+    /// document (the site answered the request), or once the page has stayed the same
+    /// document, fully loaded, for [`SETTLE_NO_NAVIGATION`] (the click navigated nowhere).
+    async fn click_and_settle(&self, el: WebElement) -> Result<(), TaskError> {
+        let driver = self.driver()?;
+        driver
+            .execute("window.__browserFaultClicked = 1;", Vec::new())
+            .await
+            .map_err(BrowserError::from)?;
+        el.click().await.map_err(BrowserError::from)?;
+        let mut same_since: Option<Instant> = None;
+        loop {
+            // chromedriver runs a script once a pending navigation has loaded.
+            let answer = driver
+                .execute(
+                    "return [window.__browserFaultClicked === 1, document.readyState];",
+                    Vec::new(),
+                )
+                .await
+                .map_err(BrowserError::from)?;
+            let (same, state): (bool, String) = answer.convert().unwrap_or((false, String::new()));
+            if !same {
+                return Ok(());
+            }
+            if state == "complete" {
+                let since = *same_since.get_or_insert_with(Instant::now);
+                if since.elapsed() >= SETTLE_NO_NAVIGATION {
+                    return Ok(());
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 

@@ -96,23 +96,7 @@ impl FaultUnit for Click {
     }
 
     async fn prepare(&self, e: &mut Engine<'_>) -> Result<(), TrialError> {
-        // On a site behind the fault proxy, the effect is the first request the site adapter
-        // names that worker 1 sends once it journaled ACTION_SUBMITTED: never its sign-in,
-        // whatever the adapter's matcher says.
-        let watch = Journal::open(e.journal.path()).map_err(|err| TrialError::Setup(err.into()))?;
-        let watch = std::sync::Mutex::new(watch);
-        let run = e.run_id.clone();
-        let submitted = move || {
-            let journal = watch.lock().unwrap_or_else(|p| p.into_inner());
-            journal.side_effects(&run).is_ok_and(|effects| {
-                effects
-                    .iter()
-                    .any(|e| e.state == Checkpoint::ActionSubmitted)
-            })
-        };
-        e.site
-            .arm(self.arm, submitted)
-            .ok_or(TrialError::Unsupported("arm-next-effect"))
+        arm_effect(e, self.arm)
     }
 
     async fn at_strike(
@@ -126,4 +110,24 @@ impl FaultUnit for Click {
         e.site.wait_armed_reached(e.timeout).await;
         Ok(AtStrike::Crash)
     }
+}
+
+/// Arms the site for the effect's request. On a site behind the fault proxy, the effect is
+/// the first request the site adapter names that a worker sends once ACTION_SUBMITTED is
+/// journaled: never its sign-in, whatever the adapter's matcher says.
+pub(in crate::trial) fn arm_effect(e: &Engine<'_>, arm: EffectArm) -> Result<(), TrialError> {
+    let watch = Journal::open(e.journal.path()).map_err(|err| TrialError::Setup(err.into()))?;
+    let watch = std::sync::Mutex::new(watch);
+    let run = e.run_id.clone();
+    let submitted = move || {
+        let journal = watch.lock().unwrap_or_else(|p| p.into_inner());
+        journal.side_effects(&run).is_ok_and(|effects| {
+            effects
+                .iter()
+                .any(|e| e.state == Checkpoint::ActionSubmitted)
+        })
+    };
+    e.site
+        .arm(arm, submitted)
+        .ok_or(TrialError::Unsupported("arm-next-effect"))
 }

@@ -21,6 +21,12 @@ impl FaultUnit for BrowserCrash {
         Some(Boundary::BrowserCrash)
     }
 
+    fn cannot_run_at(&self, webdriver_url: Option<&str>) -> Option<&'static str> {
+        webdriver_url
+            .is_some_and(|u| !crate::browser::remote::is_loopback_url(u))
+            .then_some("kills the browser process, which runs on the endpoint's host, not this one")
+    }
+
     async fn at_strike(
         &self,
         e: &mut Engine<'_>,
@@ -29,7 +35,12 @@ impl FaultUnit for BrowserCrash {
         _later: &mut Vec<Tracked>,
     ) -> Result<AtStrike, TrialError> {
         let mut browsers = process::processes_using_profile(e.profile.path());
-        browsers.extend(strike.browser_pid);
+        // A remote endpoint's pid is its host's: only a loopback endpoint's is ours.
+        if e.webdriver_url()
+            .is_none_or(crate::browser::remote::is_loopback_url)
+        {
+            browsers.extend(strike.browser_pid);
+        }
         process::kill_and_wait(&browsers, Duration::from_secs(10)).await;
         first.handle.resume().await;
         Ok(AtStrike::Resumed)

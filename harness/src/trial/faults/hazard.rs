@@ -59,6 +59,15 @@ impl FaultUnit for HazardUnit {
         }
     }
 
+    fn cannot_run_at(&self, webdriver_url: Option<&str>) -> Option<&'static str> {
+        match self.0 {
+            Hazard::BrowserVersionChanged if webdriver_url.is_some() => Some(
+                "checks the profile against the local browser's version; a remote endpoint's is not known before its session starts",
+            ),
+            _ => None,
+        }
+    }
+
     async fn while_down(&self, e: &mut Engine<'_>) -> Result<(), String> {
         match self.0 {
             Hazard::AccountSwitch => e.switch_profile_account().await,

@@ -8,13 +8,14 @@
 //! trial and asks the unit at each. Adding a variant to a boundary is one edit of that
 //! boundary's file here: its [`Variant`] constant, its entry in `VARIANTS`, and its unit.
 
-mod after_click;
+pub(super) mod after_click;
 mod after_login;
 mod after_target_verified;
 mod browser_crash;
 mod concurrent_profile;
 mod hazard;
 mod stale_profile_restore;
+mod step;
 
 use super::FaultPlan;
 use super::engine::{Engine, Tracked, TrialError};
@@ -24,6 +25,8 @@ use crate::site::SiteSpec;
 
 /// What worker 1 reported at its fault point.
 pub(super) struct Strike {
+    /// For a step: the step the worker had just completed.
+    pub(super) step: Option<crate::fault::Step>,
     /// Its browser's process id, when the worker knows it.
     pub(super) browser_pid: Option<u32>,
 }
@@ -45,6 +48,11 @@ pub(super) trait FaultUnit: Send + Sync {
     /// The point worker 1 is armed at, or `None` when the site strikes (at the request).
     fn strike_point(&self) -> Option<Boundary>;
 
+    /// The step after which worker 1 is crashed, for a step unit.
+    fn strike_step(&self) -> Option<u32> {
+        None
+    }
+
     /// Whether a correct agent acts in this trial (reaches `ACTION_SUBMITTED`), rather than
     /// stopping safely before any action.
     fn expects_action(&self) -> bool {
@@ -55,6 +63,20 @@ pub(super) trait FaultUnit: Send + Sync {
     fn cannot_run(&self, site: &SiteSpec) -> Option<&'static str> {
         let _ = site;
         None
+    }
+
+    /// Why this trial cannot run with its browsers at `webdriver_url` (a remote WebDriver
+    /// endpoint, a grid; `None`: a local chromedriver per worker), or `None`.
+    fn cannot_run_at(&self, webdriver_url: Option<&str>) -> Option<&'static str> {
+        let _ = webdriver_url;
+        None
+    }
+
+    /// Whether worker 1's remote browser session is left live after its crash (on a grid
+    /// nothing kills it). Otherwise the engine ends it at once, as a pool's reaper would, so
+    /// the trial tests the crash it planned.
+    fn keeps_orphan(&self) -> bool {
+        false
     }
 
     /// Whether worker 1's own tampering is the fault (the trial did it, not the agent).
@@ -134,13 +156,38 @@ pub(crate) fn variants(boundary: Boundary) -> &'static [Option<Variant>] {
         Boundary::AfterProfileCreated
         | Boundary::AfterRemoteEffect
         | Boundary::BrowserCrash
-        | Boundary::BeforeVerify => &[None],
+        | Boundary::BeforeVerify
+        | Boundary::AfterStep => &[None],
+    }
+}
+
+/// A fault unit: a static one, or one made for a plan's numbers (a step).
+pub(super) enum UnitRef {
+    Static(&'static dyn FaultUnit),
+    Step(step::StepCrash),
+}
+
+impl std::ops::Deref for UnitRef {
+    type Target = dyn FaultUnit;
+    fn deref(&self) -> &(dyn FaultUnit + 'static) {
+        match self {
+            UnitRef::Static(unit) => *unit,
+            UnitRef::Step(unit) => unit,
+        }
     }
 }
 
 /// The unit that runs `plan`, or `None` when the plan pairs a boundary with a variant it
 /// does not have.
-pub(crate) fn unit(plan: FaultPlan) -> Option<&'static dyn FaultUnit> {
+pub(super) fn unit(plan: FaultPlan) -> Option<UnitRef> {
+    match plan {
+        FaultPlan::Step { step, label } => Some(UnitRef::Step(step::StepCrash { step, label })),
+        FaultPlan::Clean => Some(UnitRef::Static(&step::CLEAN)),
+        plan => unit_of(plan).map(UnitRef::Static),
+    }
+}
+
+fn unit_of(plan: FaultPlan) -> Option<&'static dyn FaultUnit> {
     match plan {
         FaultPlan::Boundary { boundary, variant } => match boundary {
             Boundary::AfterProfileCreated => variant.is_none().then_some(&AFTER_PROFILE_CREATED),
@@ -151,9 +198,10 @@ pub(crate) fn unit(plan: FaultPlan) -> Option<&'static dyn FaultUnit> {
             Boundary::BrowserCrash => variant.is_none().then_some(&browser_crash::UNIT),
             Boundary::StaleProfileRestore => stale_profile_restore::unit(variant),
             Boundary::ConcurrentProfile => concurrent_profile::unit(variant),
-            Boundary::BeforeVerify => None,
+            Boundary::BeforeVerify | Boundary::AfterStep => None,
         },
         FaultPlan::Hazard { hazard } => Some(hazard::unit(hazard)),
+        FaultPlan::Step { .. } | FaultPlan::Clean => None,
     }
 }
 
@@ -169,8 +217,12 @@ fn needs_other_account(site: &SiteSpec) -> Option<&'static str> {
 }
 
 /// What worker 1 did instead of reaching its armed fault point.
-pub(super) fn missed(w: &WorkerEvidence, armed: Option<Boundary>) -> String {
-    let point = armed.map_or_else(|| "its fault point".to_owned(), |b| format!("`{b}`"));
+pub(super) fn missed(w: &WorkerEvidence, armed: Option<Boundary>, step: Option<u32>) -> String {
+    let point = match (armed, step) {
+        (_, Some(n)) => format!("step {n}"),
+        (Some(b), None) => format!("`{b}`"),
+        (None, None) => "its fault point".to_owned(),
+    };
     let how = match w.end {
         WorkerEnd::Finished => format!(
             "worker 1 finished ({}) without crossing {point}",

@@ -3,6 +3,7 @@
 
 use browser_fault::browser_fault;
 use browser_fault::plan::{Boundary, CrashMode, Hazard};
+use browser_fault::registry::Exploration;
 use browser_fault::worker::{Outcome, TaskResult, Worker};
 use std::time::Duration;
 
@@ -14,6 +15,9 @@ use std::time::Duration;
     timeout = "45s",
     hazards = ["stale_tab", "expired_session"],
     effects = ["42", "42", "7"],
+    every_step = 40,
+    depth = 2,
+    seeded = 8,
 )]
 async fn send_message(_w: &mut Worker) -> TaskResult {
     Ok(Outcome::Completed)
@@ -54,6 +58,8 @@ fn main() {
     assert_eq!(send.timeout, Duration::from_secs(45));
     assert_eq!(send.account, Some("acct-test-42"));
     assert_eq!(send.effects, Some(&["42", "42", "7"][..]));
+    assert_eq!(send.explore, Exploration::new(40, 2, 8));
+    assert_eq!(log_in.explore, Exploration::NONE);
 
     let two = all[2];
     assert_eq!(two.crash_mode, CrashMode::Kill);

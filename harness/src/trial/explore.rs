@@ -1,0 +1,367 @@
+//! Trials beyond the named boundaries, generated at run time from recorded runs (never by
+//! the macro, so they cost no compile time):
+//!
+//! - `every_step = N`: a clean run of the scenario is recorded, each browser command and
+//!   journal write numbered; one trial crashes worker 1 right after each step
+//!   (`send_message::step::0007_click`), at most `N`, sampled evenly.
+//! - `depth = 2`: each plain crash trial is recorded, with the fault points its recovery
+//!   worker crossed; one trial crashes the recovery too at each of them, and a third worker
+//!   must recover (`send_message::after_click::landed::then::after_target_verified`).
+//! - `seeded = N`: `N` trials whose schedule (crash point, variant, hazard, a second crash)
+//!   a seed picks from all of the above (`send_message::seeded::03`). The seed is
+//!   `BROWSER_FAULT_SEED`, else the day's number, and is printed on every run.
+//!
+//! Recordings are kept under `<out>/recordings/`, keyed by the test binary and the trial, so
+//! one recording serves every process of a run (nextest runs a process per trial).
+
+use std::path::PathBuf;
+
+use sha2::Digest;
+
+use super::engine::{WorkerRecording, run_trial_with};
+use super::{FaultPlan, Trial, TrialSettings};
+use crate::plan::{Boundary, Variant};
+use crate::registry::Scenario;
+
+/// The environment variable that sets the seed of seeded trials.
+pub const SEED_ENV: &str = "BROWSER_FAULT_SEED";
+
+/// The fault points a recovery worker may be crashed at in a depth-2 trial: the crash
+/// boundaries (at `after_click` the site holds the request's response, as for worker 1's
+/// `landed`).
+const THEN_POINTS: [Boundary; 5] = [
+    Boundary::AfterProfileCreated,
+    Boundary::AfterLogin,
+    Boundary::AfterTargetVerified,
+    Boundary::AfterClick,
+    Boundary::AfterRemoteEffect,
+];
+
+/// This run's seed: `BROWSER_FAULT_SEED` (decimal, or hex with `0x`), else the number of
+/// the day (UTC), the same in every process of a run started that day.
+pub fn run_seed() -> Result<u64, String> {
+    match std::env::var(SEED_ENV) {
+        Ok(text) => parse_seed(&text)
+            .ok_or_else(|| format!("{SEED_ENV}={text:?} is not a number (decimal, or 0x… hex)")),
+        Err(_) => Ok(std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() / 86_400)),
+    }
+}
+
+fn parse_seed(text: &str) -> Option<u64> {
+    let text = text.trim();
+    match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => text.parse().ok(),
+    }
+}
+
+static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// Keeps this run's seed for the replay commands of failures.
+pub(crate) fn set_seed(seed: u64) {
+    let _ = SEED.set(seed);
+}
+
+/// This run's seed, as set by the runner (0 when nothing was explored).
+pub(crate) fn seed() -> u64 {
+    SEED.get().copied().unwrap_or(0)
+}
+
+/// Whether a run with these name filters could select one of the scenario's explored
+/// trials (so that a run of one named trial does not record anything).
+pub(crate) fn wanted(scenario: &Scenario, filters: &[String], exact: bool) -> bool {
+    if !scenario.explore.any() {
+        return false;
+    }
+    if filters.is_empty() {
+        return true;
+    }
+    let prefix = format!("{}::", scenario.name);
+    filters.iter().any(|f| {
+        let explored = f.contains("::step::") || f.contains("::then::") || f.contains("::seeded::");
+        if exact {
+            explored && f.starts_with(&prefix)
+        } else {
+            explored || prefix.contains(f.as_str()) || f == scenario.name
+        }
+    })
+}
+
+/// The scenario's explored trials (`every_step`, `depth = 2`, `seeded`) under `seed`.
+/// Records what is not recorded yet, with a tokio runtime of its own: call it outside one.
+/// An error names the recording that failed.
+pub fn explore(
+    scenario: &'static Scenario,
+    settings: &TrialSettings,
+    seed: u64,
+) -> Result<Vec<Trial>, String> {
+    let explore = scenario.explore;
+    let mut trials = Vec::new();
+    let need_clean = explore.every_step > 0 || explore.seeded > 0;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("failed to start a tokio runtime: {e}"))?;
+    let mut steps = Vec::new();
+    if need_clean {
+        let clean = Trial::new(scenario, FaultPlan::Clean);
+        let recorded = runtime.block_on(recorded(&clean, settings))?;
+        let first = recorded
+            .iter()
+            .find(|w| w.incarnation == 1)
+            .filter(|w| w.finished)
+            .ok_or_else(|| {
+                format!(
+                    "the clean run of {} did not finish, so it has no steps to crash after (see its evidence under {})",
+                    scenario.name,
+                    settings.out_dir.join("recordings").display()
+                )
+            })?;
+        steps = first
+            .steps
+            .iter()
+            .map(|s| {
+                Trial::new(
+                    scenario,
+                    FaultPlan::Step {
+                        step: s.n,
+                        label: leak_label(&s.label),
+                    },
+                )
+            })
+            .collect();
+        trials.extend(sample_evenly(&steps, explore.every_step as usize));
+    }
+    let mut doubles = Vec::new();
+    if explore.depth >= 2 {
+        let firsts: Vec<Trial> = super::expand(scenario)
+            .into_iter()
+            .filter(|t| t.cannot_run().is_none() && plain_crash(t.plan))
+            .collect();
+        let recorded: Vec<Result<Vec<WorkerRecording>, String>> = runtime.block_on(async {
+            use futures_util::StreamExt;
+            futures_util::stream::iter(firsts.iter().map(|t| recorded(t, settings)))
+                .buffered(2)
+                .collect()
+                .await
+        });
+        for (first, workers) in firsts.iter().zip(recorded) {
+            let workers = workers?;
+            let Some(recovery) = workers.iter().find(|w| w.incarnation == 2) else {
+                continue;
+            };
+            let mut seen = Vec::new();
+            for &b in &recovery.crossed {
+                if THEN_POINTS.contains(&b) && !seen.contains(&b) {
+                    seen.push(b);
+                    let mut t = *first;
+                    t.then = Some(b);
+                    doubles.push(t);
+                }
+            }
+        }
+        trials.extend(doubles.iter().copied());
+    }
+    if explore.seeded > 0 {
+        let mut pool: Vec<Trial> = super::expand(scenario)
+            .into_iter()
+            .filter(|t| t.cannot_run().is_none())
+            .collect();
+        pool.extend(steps.iter().copied());
+        pool.extend(doubles.iter().copied());
+        let base = seed ^ name_hash(scenario.name);
+        for k in 0..explore.seeded {
+            let pick = splitmix64(base.wrapping_add(u64::from(k)));
+            let mut t = pool[usize::try_from(pick % pool.len() as u64).unwrap_or(0)];
+            t.seeded = Some(k);
+            trials.push(t);
+        }
+    }
+    Ok(trials)
+}
+
+/// A crash of worker 1 that a recovery follows and that arms nothing but worker 1.
+fn plain_crash(plan: FaultPlan) -> bool {
+    match plan {
+        FaultPlan::Boundary {
+            boundary:
+                Boundary::AfterProfileCreated
+                | Boundary::AfterLogin
+                | Boundary::AfterTargetVerified
+                | Boundary::AfterRemoteEffect,
+            variant: None,
+        } => true,
+        FaultPlan::Boundary {
+            boundary: Boundary::AfterClick,
+            variant: Some(v),
+        } => v == Variant::LANDED || v == Variant::LOST,
+        _ => false,
+    }
+}
+
+/// At most `n` of `all`, evenly spread, first and last included.
+fn sample_evenly<T: Copy>(all: &[T], n: usize) -> Vec<T> {
+    if n == 0 || all.is_empty() {
+        return Vec::new();
+    }
+    if all.len() <= n {
+        return all.to_vec();
+    }
+    if n == 1 {
+        return vec![all[0]];
+    }
+    let last = all.len() - 1;
+    let mut picked: Vec<usize> = (0..n).map(|i| i * last / (n - 1)).collect();
+    picked.dedup();
+    picked.into_iter().map(|i| all[i]).collect()
+}
+
+/// Labels live as long as the process: a step trial's plan is `Copy`.
+fn leak_label(label: &str) -> &'static str {
+    static LABELS: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut labels = LABELS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(known) = labels.iter().find(|l| **l == label) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(label.to_owned().into_boxed_str());
+    labels.push(leaked);
+    leaked
+}
+
+/// The recording of `trial`: from the cache when this binary recorded it before, else
+/// recorded now and kept.
+async fn recorded(trial: &Trial, settings: &TrialSettings) -> Result<Vec<WorkerRecording>, String> {
+    let path = cache_path(trial, settings);
+    if let Some(known) = path
+        .as_ref()
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+    {
+        return Ok(known);
+    }
+    // A recording's evidence stays apart from the run's (reports merge the run's folder).
+    let mut apart = settings.clone();
+    apart.out_dir = settings.out_dir.join("recordings");
+    let report = run_trial_with(trial, &apart, true).await.map_err(|e| {
+        format!(
+            "recording {} failed: {}",
+            trial.name(),
+            crate::error::error_chain(&e)
+        )
+    })?;
+    let recordings = report.recordings;
+    if let Some(path) = path
+        && let Some(dir) = path.parent()
+        && std::fs::create_dir_all(dir).is_ok()
+        && let Ok(json) = serde_json::to_vec(&recordings)
+    {
+        // Whole or not at all: another process may read it at any moment.
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&tmp, json).is_ok() {
+            let _ = std::fs::rename(&tmp, &path);
+        }
+    }
+    Ok(recordings)
+}
+
+/// Where `trial`'s recording is kept: keyed by this test binary (its size and time) and the
+/// trial, so a rebuilt binary records again.
+fn cache_path(trial: &Trial, settings: &TrialSettings) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let meta = std::fs::metadata(&exe).ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    let mut hash = sha2::Sha256::new();
+    hash.update(exe.as_os_str().as_encoded_bytes());
+    hash.update(meta.len().to_le_bytes());
+    hash.update(modified.as_nanos().to_le_bytes());
+    hash.update(trial.scenario.module_path.as_bytes());
+    hash.update(trial.name().as_bytes());
+    hash.update(trial.crash_mode.as_str().as_bytes());
+    let key: String = hash.finalize()[..12]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Some(
+        settings
+            .out_dir
+            .join("recordings")
+            .join(format!("{key}.json")),
+    )
+}
+
+fn name_hash(name: &str) -> u64 {
+    let digest = sha2::Sha256::digest(name.as_bytes());
+    u64::from_le_bytes(digest[..8].try_into().unwrap_or([0; 8]))
+}
+
+/// SplitMix64: a seed in, a well-mixed number out; the same everywhere.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The one command that reruns `trial` exactly: its seed, its package and test target, its
+/// name.
+pub fn replay_command(trial: &Trial, seed: u64) -> String {
+    let seed = if trial.seeded.is_some() {
+        format!("{SEED_ENV}={seed} ")
+    } else {
+        String::new()
+    };
+    let name = trial.name();
+    let target = std::env::current_exe().ok().and_then(|exe| {
+        let stem = exe.file_stem()?.to_string_lossy().into_owned();
+        Some(match stem.rsplit_once('-') {
+            Some((name, hash)) if hash.chars().all(|c| c.is_ascii_hexdigit()) => name.to_owned(),
+            _ => stem,
+        })
+    });
+    match (std::env::var("CARGO_PKG_NAME").ok(), target) {
+        (Some(package), Some(target)) => {
+            format!("{seed}cargo test -p {package} --test {target} -- '{name}' --exact")
+        }
+        _ => {
+            let exe = std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| "<test binary>".to_owned());
+            format!("{seed}{exe} '{name}' --exact")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampling_keeps_the_ends_and_the_budget() {
+        let all: Vec<u32> = (1..=100).collect();
+        let picked = sample_evenly(&all, 5);
+        assert_eq!(picked, [1, 25, 50, 75, 100]);
+        assert_eq!(sample_evenly(&all[..3], 5), [1, 2, 3]);
+        assert!(sample_evenly(&all, 0).is_empty());
+        assert_eq!(sample_evenly(&all, 1), [1]);
+    }
+
+    #[test]
+    fn seeds_parse_in_decimal_and_hex() {
+        assert_eq!(parse_seed("42"), Some(42));
+        assert_eq!(parse_seed(" 0x2a "), Some(42));
+        assert_eq!(parse_seed("forty"), None);
+    }
+
+    #[test]
+    fn the_same_seed_picks_the_same() {
+        assert_eq!(splitmix64(7), splitmix64(7));
+        assert_ne!(splitmix64(7), splitmix64(8));
+    }
+}

@@ -1,0 +1,300 @@
+//! Beyond the eight boundaries: crash points at every step, depth-2 schedules and seeded
+//! ones, generated at run time from recorded runs.
+//!
+//! - The careful reference agent passes every explored trial: no false positive.
+//! - `late_journal` passes all its named boundaries and is caught, by `no_duplicate` alone,
+//!   only by a crash right after one of its steps (its click, which it journals too late).
+//! - `hasty_recovery` passes every single fault and is caught, by `no_duplicate` alone, only
+//!   when its recovery is crashed too (`after_target_verified::then::after_click`).
+//! - A failing seeded trial's replay command, run 10 times, fails the same way 10 times.
+//!
+//! Run with a trial's exact name (`-- 'late_journal::seeded::03' --exact`, what a replay
+//! command does), this binary is the ordinary runner.
+
+use browser_fault::oracle::Invariant;
+use browser_fault::prelude::*;
+use browser_fault::trial::{self, Trial, TrialSettings};
+use libtest_mimic::{Failed, Trial as Test};
+
+#[browser_fault(
+    at = ["after_target_verified", "after_click", "after_remote_effect"],
+    effects = "42",
+    timeout = "60s",
+    every_step = 30,
+    depth = 2,
+    seeded = 4
+)]
+async fn careful(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::send_hello(w).await
+}
+
+#[browser_fault(
+    at = ["after_login", "after_target_verified", "after_click", "after_remote_effect"],
+    effects = "42",
+    timeout = "60s",
+    every_step = 60,
+    seeded = 6
+)]
+async fn late_journal(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::late_journal(w).await
+}
+
+#[browser_fault(
+    at = ["after_login", "after_target_verified", "after_click", "after_remote_effect"],
+    effects = "42",
+    timeout = "60s",
+    depth = 2
+)]
+async fn hasty_recovery(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::hasty_recovery(w).await
+}
+
+fn scenario(name: &str) -> &'static browser_fault::registry::Scenario {
+    browser_fault::registry::scenarios()
+        .into_iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no scenario {name}"))
+}
+
+/// Runs `trial` and returns the invariants that broke (and where the evidence is).
+fn run(trial: &Trial, settings: &TrialSettings) -> Result<(Vec<Invariant>, String), Failed> {
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let report = runtime
+        .block_on(trial::run_trial(trial, settings))
+        .map_err(|e| format!("{}: {e}", trial.name()))?;
+    let broken = report.evidence.broken().map(|v| v.invariant).collect();
+    Ok((broken, report.evidence_path.display().to_string()))
+}
+
+/// Runs every trial of `trials` two at a time; returns each name with what broke.
+fn run_all(
+    trials: &[Trial],
+    settings: &TrialSettings,
+) -> Result<Vec<(String, Vec<Invariant>, String)>, Failed> {
+    let results = std::sync::Mutex::new(Vec::new());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(t) = trials.get(i) else { break };
+                    let result = run(t, settings).map(|(b, e)| (t.name(), b, e));
+                    results.lock().unwrap().push(result);
+                }
+            });
+        }
+    });
+    let mut out = Vec::new();
+    for r in results.into_inner().unwrap() {
+        out.push(r?);
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+fn explored(name: &str, settings: &TrialSettings, seed: u64) -> Result<Vec<Trial>, Failed> {
+    trial::explore(scenario(name), settings, seed).map_err(Failed::from)
+}
+
+fn failures(results: &[(String, Vec<Invariant>, String)]) -> Vec<String> {
+    results
+        .iter()
+        .filter(|(_, broken, _)| !broken.is_empty())
+        .map(|(name, broken, evidence)| format!("{name}: {broken:?} ({evidence})"))
+        .collect()
+}
+
+/// Every explored trial of the reference agent passes.
+fn reference_passes(settings: &TrialSettings) -> Result<(), Failed> {
+    let trials = explored("careful", settings, 7)?;
+    let steps = trials
+        .iter()
+        .filter(|t| t.name().contains("::step::"))
+        .count();
+    let doubles = trials.iter().filter(|t| t.then.is_some()).count();
+    if steps < 10 || doubles < 4 {
+        return Err(format!(
+            "too few explored trials to mean anything: {steps} step(s), {doubles} depth-2"
+        )
+        .into());
+    }
+    let results = run_all(&trials, settings)?;
+    let failed = failures(&results);
+    if failed.is_empty() {
+        eprintln!(
+            "careful: {} explored trials passed ({steps} steps, {doubles} depth-2, 4 seeded)",
+            results.len()
+        );
+        Ok(())
+    } else {
+        Err(format!("false positives:\n  {}", failed.join("\n  ")).into())
+    }
+}
+
+/// The named boundaries of `name` all pass.
+fn named_pass(name: &str, settings: &TrialSettings) -> Result<(), Failed> {
+    let trials = trial::expand(scenario(name));
+    let failed = failures(&run_all(&trials, settings)?);
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "named boundaries caught it already:\n  {}",
+            failed.join("\n  ")
+        )
+        .into())
+    }
+}
+
+/// Among the explored trials that `pick` selects, some are caught by `no_duplicate` alone,
+/// all at trials `expected` names, and the others pass.
+fn caught_by_exploration(
+    name: &str,
+    settings: &TrialSettings,
+    pick: fn(&Trial) -> bool,
+    expected: &str,
+) -> Result<(), Failed> {
+    let trials: Vec<Trial> = explored(name, settings, 7)?
+        .into_iter()
+        .filter(pick)
+        .collect();
+    let results = run_all(&trials, settings)?;
+    let caught: Vec<&String> = results
+        .iter()
+        .filter(|(_, broken, _)| broken == &[Invariant::NoDuplicate])
+        .map(|(n, ..)| n)
+        .collect();
+    let other: Vec<String> = results
+        .iter()
+        .filter(|(_, broken, _)| !broken.is_empty() && broken != &[Invariant::NoDuplicate])
+        .map(|(n, b, e)| format!("{n}: {b:?} ({e})"))
+        .collect();
+    if caught.is_empty() {
+        return Err(format!("no trial of {} caught it", results.len()).into());
+    }
+    if !other.is_empty() {
+        return Err(format!("caught by something else:\n  {}", other.join("\n  ")).into());
+    }
+    if let Some(wrong) = caught.iter().find(|n| !n.contains(expected)) {
+        return Err(format!("caught at {wrong}, not at a `{expected}` trial").into());
+    }
+    eprintln!("{name}: caught by {caught:?} of {} trials", results.len());
+    Ok(())
+}
+
+/// A seed whose seeded trials of `late_journal` pick its failing step; its replay command,
+/// run 10 times, fails with `no_duplicate` each time.
+fn seeded_replay(settings: &TrialSettings) -> Result<(), Failed> {
+    // Its last click is the send (the first one signs in).
+    let failing = explored("late_journal", settings, 0)?
+        .into_iter()
+        .rfind(|t| {
+            t.seeded.is_none() && t.name().ends_with("_click") && t.name().contains("::step::")
+        })
+        .ok_or("late_journal has no step trial after a click")?;
+    let mut chosen = None;
+    for seed in 0..200u64 {
+        let trials = explored("late_journal", settings, seed)?;
+        if let Some(t) = trials
+            .iter()
+            .find(|t| t.seeded.is_some() && t.plan == failing.plan && t.then.is_none())
+        {
+            chosen = Some((seed, *t));
+            break;
+        }
+    }
+    let (seed, seeded) = chosen.ok_or("no seed in 0..200 picks the failing step")?;
+    // The same seed picks the same schedules, in every process.
+    let again = explored("late_journal", settings, seed)?;
+    if !again
+        .iter()
+        .any(|t| t.name() == seeded.name() && t.plan == seeded.plan)
+    {
+        return Err("the same seed picked another schedule".into());
+    }
+    let command = trial::replay_command(&seeded, seed);
+    if !command.contains(&format!("{}={seed}", trial::SEED_ENV)) || !command.contains("--exact") {
+        return Err(format!("not a replay command: {command}").into());
+    }
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut reproduced = 0;
+    for round in 1..=10 {
+        let out = std::process::Command::new(&exe)
+            .arg(seeded.name())
+            .arg("--exact")
+            .env(trial::SEED_ENV, seed.to_string())
+            .env("BROWSER_FAULT_OUT", &settings.out_dir)
+            .output()
+            .map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + String::from_utf8_lossy(&out.stderr).as_ref();
+        let failed_once = text.contains("1 failed") && text.contains("`no_duplicate` broke");
+        if out.status.code() == Some(101) && failed_once && text.contains("replay: ") {
+            reproduced += 1;
+        } else {
+            return Err(format!(
+                "replay {round} of `{command}` did not fail the same way (status {:?}):\n{text}",
+                out.status.code()
+            )
+            .into());
+        }
+    }
+    eprintln!("seed {seed}: `{command}` reproduced {reproduced} of 10");
+    Ok(())
+}
+
+fn main() {
+    browser_fault::runner::enter_worker_role_if_asked();
+    if std::env::args().any(|a| a == "--exact") {
+        // A replay command: run the named trial as the ordinary runner would.
+        browser_fault::runner::main();
+    }
+    let (mut args, filters) = browser_fault::runner::arguments(std::env::args());
+    // Each case runs two trials at a time already.
+    args.test_threads = Some(1);
+    let mut settings = TrialSettings::from_env();
+    settings.snapshot_dir = None;
+    type Case = fn(&TrialSettings) -> Result<(), Failed>;
+    let cases: [(&str, Case); 6] = [
+        ("careful::every_explored_trial_passes", reference_passes),
+        ("late_journal::named_boundaries_pass", |s| {
+            named_pass("late_journal", s)
+        }),
+        (
+            "late_journal::caught_by_a_step_crash_after_its_click",
+            |s| {
+                caught_by_exploration(
+                    "late_journal",
+                    s,
+                    |t| t.seeded.is_none() && t.name().contains("::step::"),
+                    "_click",
+                )
+            },
+        ),
+        ("hasty_recovery::named_boundaries_pass", |s| {
+            named_pass("hasty_recovery", s)
+        }),
+        ("hasty_recovery::caught_by_a_double_fault", |s| {
+            caught_by_exploration(
+                "hasty_recovery",
+                s,
+                |t| t.then.is_some(),
+                "after_target_verified::then::after_click",
+            )
+        }),
+        (
+            "late_journal::seeded_failure_replays_10_of_10",
+            seeded_replay,
+        ),
+    ];
+    let tests = cases
+        .into_iter()
+        .filter(|(name, _)| filters.is_empty() || filters.iter().any(|f| name.contains(f.as_str())))
+        .map(|(name, case)| {
+            let settings = settings.clone();
+            Test::test(name, move || case(&settings))
+        })
+        .collect();
+    libtest_mimic::run(&args, tests).exit();
+}
