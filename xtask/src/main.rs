@@ -200,6 +200,25 @@ pub(crate) fn reference_matrix(ws: &Path) -> Command {
     cmd
 }
 
+/// The reference agent's explored trials (`every_step`, `depth = 2`, `seeded`), from the
+/// explore suite.
+fn explored_reference(ws: &Path) -> Command {
+    let mut cmd = cargo();
+    cmd.current_dir(ws)
+        .args([
+            "test",
+            "-q",
+            "-p",
+            "browser-fault-suites",
+            "--test",
+            "explore",
+            "--",
+            "careful::",
+        ])
+        .env("BROWSER_FAULT_SNAPSHOTS", "");
+    cmd
+}
+
 pub(crate) fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
@@ -227,7 +246,9 @@ fn matrix(n: usize) -> Result<(), u8> {
     let started = Instant::now();
     for i in 1..=n {
         eprintln!("matrix: round {i} of {n}");
-        let ok = run(&mut reference_matrix(&ws));
+        // The named trials, then every explored trial of the reference agent (each step of
+        // its recording, its recovery crashed at each point, seeded schedules).
+        let ok = run(&mut reference_matrix(&ws)) && run(&mut explored_reference(&ws));
         if !ok {
             eprintln!("matrix: round {i} failed: a flaky trial is a bug in the harness");
             return Err(1);
