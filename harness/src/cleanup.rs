@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::journal::{Journal, JournalError, now_unix_ms};
 use crate::lease::{self, lease_row};
-use crate::process;
+use crate::liveness;
 use crate::profile::{BACKUPS_DIR, OWNER_MARKER_FILE, ProfileStore, read_marker};
 
 /// Removes profiles of one store, coordinated through one journal.
@@ -319,7 +319,7 @@ impl<'a> CleanupCoordinator<'a> {
     fn claim(&self, key: &Path) -> Result<Claim, JournalError> {
         let key_text = key.to_string_lossy().into_owned();
         let pid = std::process::id();
-        let ticks = process::process_start_ticks(pid);
+        let ticks = liveness::process_start_ticks(pid);
         let token = format!("{pid}-{:016x}", rand::random::<u64>());
         let journal = self.journal;
         journal.with_conn(|conn| {
@@ -345,7 +345,7 @@ impl<'a> CleanupCoordinator<'a> {
                 .unwrap_or_default();
             if state == "cleaning"
                 && let Some(holder) = holder_pid
-                && process::owner_alive(holder, holder_ticks)
+                && liveness::owner_alive(holder, holder_ticks)
             {
                 return Ok(Claim::HeldBy(holder));
             }

@@ -32,7 +32,7 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
 use crate::journal::{Journal, JournalError, JournalErrorKind, now_unix_ms};
-use crate::process;
+use crate::liveness;
 use crate::profile::{LOCK_FILE, Profile};
 
 /// Who claims a lease: a worker incarnation of a run, in a process.
@@ -92,7 +92,7 @@ pub struct LeaseRecord {
 impl LeaseRecord {
     /// Whether the holder process still runs (a holder on another host counts as alive).
     pub fn holder_alive(&self) -> bool {
-        self.host != process::host_name() || process::owner_alive(self.pid, self.pid_start_ticks)
+        self.host != liveness::host_name() || liveness::owner_alive(self.pid, self.pid_start_ticks)
     }
 
     /// Whether the row still grants the lease: not released, not expired, holder alive.
@@ -202,8 +202,8 @@ pub fn claim_lease(
         }
     };
     let key = path_key(journal, path).map_err(|e| LeaseError::journal(path, e))?;
-    let ticks = process::process_start_ticks(holder.pid);
-    let host = process::host_name();
+    let ticks = liveness::process_start_ticks(holder.pid);
+    let host = liveness::host_name();
     let granted = journal.with_conn(|conn| -> Result<Result<u64, LeaseRecord>, JournalError> {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)

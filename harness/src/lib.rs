@@ -24,8 +24,11 @@
 //! - [`profile`]: the profile store (profiles, owner markers, policy findings).
 //! - [`fixtures`] (feature `fixture-site`, on by default): the bundled fixture site.
 //!
-//! The other modules (`browser`, `cleanup`, `fault`, `lease`, `logtail`, `process`, `proxy`,
-//! `registry`) are hidden from these docs: they are the harness's own layers, public only for
+//! [`trial::scenarios`] lists the scenarios `#[browser_fault]` registered, for a runner of
+//! your own.
+//!
+//! The other modules (`browser`, `cleanup`, `fault`, `lease`, `liveness`, `logtail`,
+//! `proxy`) are hidden from these docs: they are the harness's own layers, public only for
 //! its tests and the code the attribute generates, and may change in any release.
 #![forbid(unsafe_code)]
 
@@ -41,18 +44,17 @@ pub mod journal;
 #[doc(hidden)]
 pub mod lease;
 #[doc(hidden)]
+pub mod liveness;
+#[doc(hidden)]
 pub mod logtail;
 pub mod oracle;
 pub mod plan;
-#[doc(hidden)]
-pub mod process;
 pub mod profile;
 #[doc(hidden)]
 pub mod proxy;
-#[doc(hidden)]
-pub mod registry;
 pub mod report;
 pub mod runner;
+mod scenario;
 pub mod site;
 pub mod trial;
 pub mod worker;
@@ -76,7 +78,7 @@ pub use browser_fault_fixtures as fixtures;
 pub mod __private {
     //! Not public API: what `#[browser_fault]` generates calls into. May change in any release.
     pub use crate::plan::{Boundary, CrashMode, Hazard};
-    pub use crate::registry::{Exploration, Scenario, ScenarioFuture};
+    pub use crate::scenario::{Exploration, Scenario, ScenarioFuture};
     pub use crate::site::SiteSpec;
     pub use crate::worker::{TaskResult, Worker};
     pub use core::time::Duration;

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use libtest_mimic::{Arguments, Failed};
 
 use crate::error::error_chain;
-use crate::registry::{self, Scenario};
+use crate::scenario::{self, Scenario};
 use crate::trial::{self, Trial, TrialSettings};
 
 /// Exit code when the aggregate gate finds a trial without cleanup proof.
@@ -53,7 +53,7 @@ pub fn main_with(settings: impl FnOnce() -> TrialSettings) -> ! {
     }
     sweep_before_run(&settings);
     let (explored, broken) = explored_trials(&settings, &filters, args.exact);
-    let trials: Vec<Trial> = registry::scenarios()
+    let trials: Vec<Trial> = scenario::scenarios()
         .into_iter()
         .flat_map(trial::expand)
         .chain(explored)
@@ -80,7 +80,7 @@ fn explored_trials(
     filters: &[String],
     exact: bool,
 ) -> (Vec<Trial>, Vec<(String, String)>) {
-    let wanted: Vec<&'static Scenario> = registry::scenarios()
+    let wanted: Vec<&'static Scenario> = scenario::scenarios()
         .into_iter()
         .filter(|s| trial::explore::wanted(s, filters, exact))
         .collect();
@@ -333,7 +333,7 @@ mod tests {
         )
     }
 
-    fn idle(_: &mut crate::worker::Worker) -> crate::registry::ScenarioFuture<'_> {
+    fn idle(_: &mut crate::worker::Worker) -> crate::scenario::ScenarioFuture<'_> {
         Box::pin(async { Ok(crate::worker::Outcome::Completed) })
     }
 
@@ -632,7 +632,7 @@ pub fn libtest_entry(module_path_in_test_mod: &'static str, name: &'static str) 
     let module_path = module_path_in_test_mod
         .rsplit_once("::")
         .map_or(module_path_in_test_mod, |(m, _)| m);
-    let Some(scenario) = registry::find(module_path, name) else {
+    let Some(scenario) = scenario::find(module_path, name) else {
         panic!("browser-fault: scenario {module_path}::{name} is not registered in this binary");
     };
     let mut settings = TrialSettings::from_env();

@@ -150,7 +150,7 @@ fn live_process() -> Child {
 fn lock_with_owner(profile: &std::path::Path, pid: u32) {
     let lock = profile.join("SingletonLock");
     let _ = std::fs::remove_file(&lock);
-    let target = format!("{}-{pid}", browser_fault::process::host_name());
+    let target = format!("{}-{pid}", browser_fault::liveness::host_name());
     std::os::unix::fs::symlink(target, lock).unwrap();
 }
 
@@ -270,7 +270,7 @@ async fn no_browser_process_outlives_a_worker_whose_browser_was_killed() {
     w.kill_browser();
     assert!(wait_dead(browser, DEATH_LIMIT).await);
     // chromedriver survives its browser; ending the worker must end it too.
-    assert!(browser_fault::process::pid_alive(driver));
+    assert!(browser_fault::liveness::pid_alive(driver));
     w.finish().await;
     rig.assert_no_browser_left(Some(driver)).await;
 }

@@ -1,6 +1,6 @@
 //! The harness's top-level modules form layers: no import cycle between them. A cycle is a
 //! type in the wrong file (DESIGN.md's layering: plan, journal, profile, browser, fault,
-//! worker and its site adapter, site, registry, oracle, evidence, trial, runner).
+//! worker and its site adapter, site, scenario, oracle, evidence, trial, runner).
 //!
 //! The check reads `harness/src`: every `crate::name` a module's code names (comments and
 //! its trailing `#[cfg(test)]` module left out) is an edge from that module to `name`. A

@@ -49,8 +49,8 @@ async fn hasty_recovery(w: &mut Worker) -> TaskResult {
     browser_fault_suites::hasty_recovery(w).await
 }
 
-fn scenario(name: &str) -> &'static browser_fault::registry::Scenario {
-    browser_fault::registry::scenarios()
+fn scenario(name: &str) -> &'static browser_fault::trial::Scenario {
+    browser_fault::trial::scenarios()
         .into_iter()
         .find(|s| s.name == name)
         .unwrap_or_else(|| panic!("no scenario {name}"))

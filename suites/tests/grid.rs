@@ -40,7 +40,7 @@ const CAUGHT: &[(&str, &[Invariant])] = &[(
 fn main() {
     browser_fault::runner::enter_worker_role_if_asked();
     let (args, filters) = browser_fault::runner::arguments(std::env::args());
-    let all: Vec<trial::Trial> = browser_fault::registry::scenarios()
+    let all: Vec<trial::Trial> = browser_fault::trial::scenarios()
         .into_iter()
         .filter(|s| s.name.starts_with("grid_"))
         .flat_map(trial::expand)

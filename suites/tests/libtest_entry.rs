@@ -16,7 +16,7 @@ async fn send_hello_libtest(w: &mut Worker) -> TaskResult {
 
 #[test]
 fn the_scenario_is_one_listed_test_in_kill_mode() {
-    let scenario = browser_fault::registry::find(module_path!(), "send_hello_libtest")
+    let scenario = browser_fault::trial::find_scenario(module_path!(), "send_hello_libtest")
         .expect("the attribute registers the scenario");
     assert_eq!(scenario.crash_mode, CrashMode::Kill);
 

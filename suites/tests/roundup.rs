@@ -69,7 +69,7 @@ fn main() {
     args.test_threads = Some(1);
     let mut settings = TrialSettings::from_env();
     settings.snapshot_dir = None;
-    let all: Vec<trial::Trial> = browser_fault::registry::scenarios()
+    let all: Vec<trial::Trial> = browser_fault::trial::scenarios()
         .into_iter()
         .filter(|s| s.name.starts_with("file_issue"))
         .flat_map(trial::expand)

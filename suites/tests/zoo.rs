@@ -378,7 +378,7 @@ fn main() {
     let (args, filters) = browser_fault::runner::arguments(std::env::args());
     let mut settings = TrialSettings::from_env();
     settings.snapshot_dir = None;
-    let all: Vec<trial::Trial> = browser_fault::registry::scenarios()
+    let all: Vec<trial::Trial> = browser_fault::trial::scenarios()
         .into_iter()
         .flat_map(trial::expand)
         .collect();

@@ -320,7 +320,7 @@ impl Browser {
 
     /// Whether Chromium's main process is still alive.
     pub fn is_alive(&self) -> bool {
-        self.browser_pid.is_none_or(crate::process::pid_alive)
+        self.browser_pid.is_none_or(crate::liveness::pid_alive)
     }
 
     /// SIGKILLs Chromium's main process only, leaving chromedriver and the worker alive:

@@ -133,7 +133,7 @@ pub async fn wait_dead(pid: u32, limit: std::time::Duration) -> bool {
 
 /// Gone, or a zombie only waiting to be reaped.
 fn is_zombie(pid: u32) -> bool {
-    !crate::process::pid_alive(pid)
+    !crate::liveness::pid_alive(pid)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use rusqlite::{OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use super::{Checkpoint, Journal, JournalError, JournalErrorKind, now_unix_ms};
-use crate::process;
+use crate::liveness;
 
 /// A run to create: one execution of a scenario across its workers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,8 +61,8 @@ impl RunRecord {
     /// Whether the run's owner process is gone: it ran on this host and its pid is dead
     /// (or now belongs to another process). A run on another host is never called dead.
     pub fn owner_dead(&self) -> bool {
-        self.owner_host == process::host_name()
-            && !process::owner_alive(self.owner_pid, self.owner_start_ticks)
+        self.owner_host == liveness::host_name()
+            && !liveness::owner_alive(self.owner_pid, self.owner_start_ticks)
     }
 }
 
@@ -131,8 +131,8 @@ impl Journal {
     /// Creates a run owned by this process (pid, start time and host are recorded).
     pub fn create_run(&self, run: &NewRun) -> Result<(), JournalError> {
         let pid = std::process::id();
-        let ticks = process::process_start_ticks(pid);
-        let host = process::host_name();
+        let ticks = liveness::process_start_ticks(pid);
+        let host = liveness::host_name();
         self.with_conn(|conn| {
             let inserted = conn
                 .execute(

@@ -187,7 +187,7 @@ pub const DEFAULT_ACCOUNT: &str = "acct-test-42";
 mod tests {
     use super::*;
     use crate::plan::{Boundary, CrashMode, Hazard};
-    use crate::registry::{Scenario, ScenarioFuture};
+    use crate::scenario::{Scenario, ScenarioFuture};
     use crate::worker::{Secret, Worker};
 
     fn idle(_: &mut Worker) -> ScenarioFuture<'_> {

@@ -21,7 +21,7 @@ use sha2::Digest;
 use super::engine::{WorkerRecording, run_trial_with};
 use super::{FaultPlan, Trial, TrialSettings};
 use crate::plan::{Boundary, Variant};
-use crate::registry::Scenario;
+use crate::scenario::Scenario;
 
 /// The environment variable that sets the seed of seeded trials.
 pub const SEED_ENV: &str = "BROWSER_FAULT_SEED";

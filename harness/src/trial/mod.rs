@@ -25,9 +25,14 @@ pub use settings::TrialSettings;
 pub use sweep::{SweepSummary, sweep_stale_roots};
 
 use crate::plan::{Boundary, CrashMode, Hazard};
-use crate::registry::Scenario;
 
 pub use crate::plan::Variant;
+/// The scenarios `#[browser_fault]` registered in this binary, for runners of your own:
+/// [`scenarios`] lists them, [`find_scenario`] finds one by module and name, [`expand`]
+/// makes a scenario's trials.
+pub use crate::scenario::{
+    Exploration, Scenario, ScenarioFn, ScenarioFuture, find as find_scenario, scenarios,
+};
 
 /// What a trial does to its scenario.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

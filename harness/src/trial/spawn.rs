@@ -15,7 +15,7 @@ use crate::browser::process;
 use crate::fault::{Channel, FaultHook, Resume, WorkerEvent};
 use crate::logtail::LogTail;
 use crate::plan::CrashMode;
-use crate::registry::Scenario;
+use crate::scenario::Scenario;
 use crate::worker::{FailureKind, LogSink, Worker, WorkerResult, WorkerSpec};
 
 /// The environment variable that turns a re-entered test binary into one worker.
@@ -374,7 +374,7 @@ pub(crate) fn worker_process_main(launch: WorkerLaunch) -> ! {
         Err(_) => std::process::exit(70),
     };
     let code = runtime.block_on(async move {
-        let Some(scenario) = crate::registry::find(&launch.module_path, &launch.scenario) else {
+        let Some(scenario) = crate::scenario::find(&launch.module_path, &launch.scenario) else {
             eprintln!(
                 "browser-fault worker: no scenario {}::{} in this binary",
                 launch.module_path, launch.scenario

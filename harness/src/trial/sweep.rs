@@ -46,8 +46,8 @@ pub(crate) fn write_root_owner(root: &Path) -> std::io::Result<()> {
     let pid = std::process::id();
     let owner = serde_json::json!({
         "pid": pid,
-        "start_ticks": crate::process::process_start_ticks(pid),
-        "host": crate::process::host_name(),
+        "start_ticks": crate::liveness::process_start_ticks(pid),
+        "host": crate::liveness::host_name(),
     });
     std::fs::write(root.join(ROOT_OWNER_FILE), owner.to_string())
 }
@@ -56,11 +56,11 @@ pub(crate) fn write_root_owner(root: &Path) -> std::io::Result<()> {
 fn root_owner_alive(root: &Path) -> Option<bool> {
     let text = std::fs::read_to_string(root.join(ROOT_OWNER_FILE)).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    if v["host"].as_str() != Some(crate::process::host_name().as_str()) {
+    if v["host"].as_str() != Some(crate::liveness::host_name().as_str()) {
         return Some(true);
     }
     let pid = u32::try_from(v["pid"].as_u64()?).ok()?;
-    Some(crate::process::owner_alive(pid, v["start_ticks"].as_u64()))
+    Some(crate::liveness::owner_alive(pid, v["start_ticks"].as_u64()))
 }
 
 fn sweep_root(root: &Path, summary: &mut SweepSummary) {

@@ -23,19 +23,19 @@ pub(super) fn recover_stale_singleton_lock(profile: &Path) -> Result<(), TaskErr
     }
     // A lock that does not name `<host>-<pid>` is someone else's: refused, never removed.
     let (host, pid) = singleton_lock_owner(profile).ok_or(SafeStop::ProfileInUse)?;
-    let this_host = crate::process::host_name();
+    let this_host = crate::liveness::host_name();
     // A live pid owns the lock only if it started before the lock was made: the dead
     // owner's pid may already belong to a newer process (`pid_max` is small, browsers many).
     let made = std::fs::symlink_metadata(&lock)
         .and_then(|m| m.modified())
         .ok();
-    let started_before = match (crate::process::process_start_time(pid), made) {
+    let started_before = match (crate::liveness::process_start_time(pid), made) {
         // Ticks and the boot time are both rounded down: the owner's start, so computed,
         // is never later than the lock (a pid takes far longer than that to come round).
         (Some(started), Some(made)) => started <= made,
         _ => true,
     };
-    if host != this_host || (crate::process::pid_alive(pid) && started_before) {
+    if host != this_host || (crate::liveness::pid_alive(pid) && started_before) {
         return Err(SafeStop::ProfileInUse.into());
     }
     for name in ["SingletonLock", "SingletonSocket", "SingletonCookie"] {

@@ -813,7 +813,7 @@ impl Worker {
             found.push("lease lock file removed or replaced".to_owned());
         }
         if self.shared.spec.webdriver_url.is_none() && self.browser_alive() {
-            let host = crate::process::host_name();
+            let host = crate::liveness::host_name();
             match (
                 singleton_lock_owner(self.profile.path()),
                 self.browser_pids().0,

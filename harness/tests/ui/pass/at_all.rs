@@ -2,7 +2,7 @@
 
 use browser_fault::browser_fault;
 use browser_fault::plan::{Boundary, CrashMode};
-use browser_fault::registry::Scenario;
+use browser_fault::trial::Scenario;
 use browser_fault::worker::{Outcome, TaskResult, Worker};
 
 #[browser_fault(at = "all")]
@@ -16,7 +16,7 @@ async fn defaults(_w: &mut Worker) -> TaskResult {
 }
 
 fn main() {
-    let all = browser_fault::registry::scenarios();
+    let all = browser_fault::trial::scenarios();
     let names: Vec<&str> = all.iter().map(|s| s.name).collect();
     assert_eq!(names, ["defaults", "explicit"]);
     for s in &all {

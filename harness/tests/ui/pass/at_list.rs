@@ -10,7 +10,7 @@ async fn send_message(_w: &mut Worker) -> TaskResult {
 }
 
 fn main() {
-    let all = browser_fault::registry::scenarios();
+    let all = browser_fault::trial::scenarios();
     assert_eq!(all.len(), 1);
     assert_eq!(
         all[0].boundaries,

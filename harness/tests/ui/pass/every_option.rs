@@ -3,7 +3,7 @@
 
 use browser_fault::browser_fault;
 use browser_fault::plan::{Boundary, CrashMode, Hazard};
-use browser_fault::registry::Exploration;
+use browser_fault::trial::Exploration;
 use browser_fault::worker::{Outcome, TaskResult, Worker};
 use std::time::Duration;
 
@@ -38,7 +38,7 @@ async fn two_workers(_w: &mut Worker) -> TaskResult {
 }
 
 fn main() {
-    let all = browser_fault::registry::scenarios();
+    let all = browser_fault::trial::scenarios();
     let names: Vec<&str> = all.iter().map(|s| s.name).collect();
     assert_eq!(names, ["log_in", "send_message", "two_workers"]);
 

@@ -34,7 +34,7 @@ mod messages {
 }
 
 fn main() {
-    let all: Vec<(&str, &str)> = browser_fault::registry::scenarios()
+    let all: Vec<(&str, &str)> = browser_fault::trial::scenarios()
         .iter()
         // The path after the crate's name (trybuild names the crate).
         .map(|s| {

@@ -60,7 +60,7 @@ const HAZARDS: [&str; 8] = [
 ];
 
 fn main() {
-    let all = browser_fault::registry::scenarios();
+    let all = browser_fault::trial::scenarios();
     let (all_names, every_name) = (all[0], all[1]);
 
     // The names as written above, in the same order, are the runtime's names.

@@ -22,5 +22,5 @@ pub async fn by_hand(w: &mut Worker) -> TaskResult {
 }
 
 fn main() {
-    assert_eq!(browser_fault::registry::scenarios().len(), 1);
+    assert_eq!(browser_fault::trial::scenarios().len(), 1);
 }

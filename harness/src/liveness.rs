@@ -16,7 +16,7 @@ use nix::unistd::Pid;
 /// are never alive.
 ///
 /// ```
-/// assert!(browser_fault::process::pid_alive(std::process::id()));
+/// assert!(browser_fault::liveness::pid_alive(std::process::id()));
 /// ```
 pub fn pid_alive(pid: u32) -> bool {
     let Ok(raw) = i32::try_from(pid) else {
