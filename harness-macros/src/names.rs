@@ -214,8 +214,17 @@ mod tests {
         assert_eq!(
             msg,
             "unknown option `boundaries`; did you mean `at`? \
-             valid options: at, site, account, crash, timeout, hazards, effects"
+             valid options: at, site, account, crash, timeout, hazards, effects, every_step, depth, seeded"
         );
+    }
+
+    #[test]
+    fn suggests_every_step_for_max_trials() {
+        assert!(
+            unknown_option("max_trials")
+                .starts_with("unknown option `max_trials`; did you mean `every_step`?")
+        );
+        assert!(unknown_option("seed").contains("did you mean `seeded`?"));
     }
 
     #[test]
