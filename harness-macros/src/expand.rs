@@ -123,7 +123,7 @@ fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
 
         #(#cfgs)*
         ::browser_fault::__private::inventory::submit! {
-            ::browser_fault::__private::Scenario::explored(
+            ::browser_fault::__private::Scenario::new(
                 #name,
                 ::core::module_path!(),
                 ::core::file!(),
@@ -136,8 +136,12 @@ fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
                 #effects,
                 #site,
                 #entry,
-                ::browser_fault::__private::Exploration::new(#every_step, #depth, #seeded),
             )
+            .exploring(::browser_fault::__private::Exploration::new(
+                #every_step,
+                #depth,
+                #seeded,
+            ))
         }
 
         // Ordinary libtest targets (`cargo test` without `harness = false`): one `#[test]`

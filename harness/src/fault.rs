@@ -229,33 +229,48 @@ impl FaultHook {
         self.halted.load(Ordering::Acquire)
     }
 
-    /// Counts a completed browser command. Recording, reports it; at the armed step, strikes
-    /// and waits for the crash (which, for a step, always comes).
-    pub(crate) async fn browser_step(&self, label: &str, browser_pid: Option<u32>) {
+    /// Counts a step: what a recording reports, and, at the armed step, the strike's event
+    /// (the strike is marked and the worker halted before it is reported). `None`: steps are
+    /// not counted in this worker.
+    fn count_step(
+        &self,
+        label: &str,
+        browser_pid: Option<u32>,
+    ) -> Option<(WorkerEvent, Option<WorkerEvent>)> {
         if !self.counts_steps() {
-            return;
+            return None;
         }
         let n = self.steps.fetch_add(1, Ordering::AcqRel) + 1;
         let step = Step {
             n,
             label: label.to_owned(),
         };
-        if self.recording {
-            self.report(WorkerEvent::Step(step.clone())).await;
-        }
-        if self.armed_step == Some(n) {
+        let strike = (self.armed_step == Some(n)).then(|| {
             *self.struck.lock().unwrap_or_else(|p| p.into_inner()) = true;
             self.halted.store(true, Ordering::Release);
-            let timing = self.timing();
-            self.report(WorkerEvent::Boundary {
+            WorkerEvent::Boundary {
                 boundary: Boundary::AfterStep,
                 screenshot: None,
                 browser_pid,
-                timing,
+                timing: self.timing(),
                 cookie_values: Vec::new(),
-                step: Some(step),
-            })
-            .await;
+                step: Some(step.clone()),
+            }
+        });
+        Some((WorkerEvent::Step(step), strike))
+    }
+
+    /// Counts a completed browser command. Recording, reports it; at the armed step, strikes
+    /// and waits for the crash (which, for a step, always comes).
+    pub(crate) async fn browser_step(&self, label: &str, browser_pid: Option<u32>) {
+        let Some((recorded, strike)) = self.count_step(label, browser_pid) else {
+            return;
+        };
+        if self.recording {
+            self.report(recorded).await;
+        }
+        if let Some(strike) = strike {
+            self.report(strike).await;
             // A step is always a crash: the trial's word never comes.
             std::future::pending::<()>().await;
         }
@@ -266,29 +281,14 @@ impl FaultHook {
     /// group is SIGKILLed), or halts an `abort`-mode task: from then on its journal writes
     /// fail and its browser commands never complete, until the task is dropped.
     pub(crate) fn journal_step(&self, label: &str) {
-        if !self.counts_steps() {
+        let Some((recorded, strike)) = self.count_step(label, None) else {
             return;
-        }
-        let n = self.steps.fetch_add(1, Ordering::AcqRel) + 1;
-        let step = Step {
-            n,
-            label: label.to_owned(),
         };
         if self.recording {
-            self.report_now(WorkerEvent::Step(step.clone()));
+            self.report_now(recorded);
         }
-        if self.armed_step == Some(n) {
-            *self.struck.lock().unwrap_or_else(|p| p.into_inner()) = true;
-            self.halted.store(true, Ordering::Release);
-            let timing = self.timing();
-            self.report_now(WorkerEvent::Boundary {
-                boundary: Boundary::AfterStep,
-                screenshot: None,
-                browser_pid: None,
-                timing,
-                cookie_values: Vec::new(),
-                step: Some(step),
-            });
+        if let Some(strike) = strike {
+            self.report_now(strike);
             if matches!(self.channel, Channel::Socket(_)) {
                 // This process is about to be SIGKILLed with its group; nothing of it may run
                 // on meanwhile.

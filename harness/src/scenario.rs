@@ -118,43 +118,6 @@ impl Scenario {
         site: fn() -> SiteSpec,
         run: ScenarioFn,
     ) -> Self {
-        Scenario::explored(
-            name,
-            module_path,
-            file,
-            line,
-            boundaries,
-            hazards,
-            crash_mode,
-            timeout,
-            account,
-            effects,
-            site,
-            run,
-            Exploration::NONE,
-        )
-    }
-
-    /// [`Scenario::new`] with trials beyond the named boundaries.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one argument per attribute option"
-    )]
-    pub const fn explored(
-        name: &'static str,
-        module_path: &'static str,
-        file: &'static str,
-        line: u32,
-        boundaries: &'static [Boundary],
-        hazards: &'static [Hazard],
-        crash_mode: CrashMode,
-        timeout: Duration,
-        account: Option<&'static str>,
-        effects: Option<&'static [&'static str]>,
-        site: fn() -> SiteSpec,
-        run: ScenarioFn,
-        explore: Exploration,
-    ) -> Self {
         Scenario {
             name,
             module_path,
@@ -168,8 +131,16 @@ impl Scenario {
             effects,
             site,
             run,
-            explore,
+            explore: Exploration::NONE,
         }
+    }
+
+    /// This scenario with trials beyond its named boundaries; used by the code
+    /// `#[browser_fault]` generates.
+    #[must_use]
+    pub const fn exploring(mut self, explore: Exploration) -> Self {
+        self.explore = explore;
+        self
     }
 }
 

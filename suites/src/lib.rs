@@ -385,18 +385,21 @@ pub async fn orphan_ignoring(w: &mut Worker) -> TaskResult {
     send_hello(w).await
 }
 
+/// `ACTION_SUBMITTED` → `REMOTE_CONFIRMED`: the answer was seen.
+fn confirm(w: &mut Worker, key: &RequestKey) -> TaskResult {
+    w.journal().transition(
+        key,
+        Checkpoint::ActionSubmitted,
+        Checkpoint::RemoteConfirmed,
+    )?;
+    Ok(Outcome::Confirmed)
+}
+
 /// Settles an `ACTION_SUBMITTED` read-only, as the reference agent does: present is
 /// confirmed, absent is `UNKNOWN`.
 async fn settle_by_reading(w: &mut Worker, key: &RequestKey) -> TaskResult {
     match w.page().effect_status(key.clone()).await? {
-        EffectStatus::Present => {
-            w.journal().transition(
-                key,
-                Checkpoint::ActionSubmitted,
-                Checkpoint::RemoteConfirmed,
-            )?;
-            Ok(Outcome::Confirmed)
-        }
+        EffectStatus::Present => confirm(w, key),
         EffectStatus::Absent => {
             w.journal()
                 .transition(key, Checkpoint::ActionSubmitted, Checkpoint::Unknown)?;
@@ -434,10 +437,7 @@ pub async fn late_journal(w: &mut Worker) -> TaskResult {
         .transition(&key, record.state, Checkpoint::TargetVerified)?;
     w.fault_point(Boundary::AfterTargetVerified).await;
     // The bug: the click goes out before ACTION_SUBMITTED is durable.
-    let page = w.page();
-    page.fill("#request-key", key.as_str()).await?;
-    page.fill("#body", "hello").await?;
-    page.click("button#send").await?;
+    send_form(w.page(), key.clone()).await?;
     w.journal().transition(
         &key,
         Checkpoint::TargetVerified,
@@ -448,12 +448,7 @@ pub async fn late_journal(w: &mut Worker) -> TaskResult {
         return settle_by_reading(w, &key).await;
     }
     w.fault_point(Boundary::AfterRemoteEffect).await;
-    w.journal().transition(
-        &key,
-        Checkpoint::ActionSubmitted,
-        Checkpoint::RemoteConfirmed,
-    )?;
-    Ok(Outcome::Confirmed)
+    confirm(w, &key)
 }
 
 /// Double-fault zoo: the reference agent, except for a recovery that finds its intent
@@ -483,10 +478,48 @@ pub async fn hasty_recovery(w: &mut Worker) -> TaskResult {
         Checkpoint::TargetVerified,
         Checkpoint::ActionSubmitted,
     )?;
-    w.journal().transition(
-        &key,
-        Checkpoint::ActionSubmitted,
-        Checkpoint::RemoteConfirmed,
-    )?;
-    Ok(Outcome::Confirmed)
+    confirm(w, &key)
+}
+
+/// Runs `trial` on a runtime of its own, as a test thread of a suite does.
+pub fn run_blocking(
+    trial: &browser_fault::trial::Trial,
+    settings: &browser_fault::trial::TrialSettings,
+) -> Result<browser_fault::trial::TrialReport, libtest_mimic::Failed> {
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    runtime
+        .block_on(browser_fault::trial::run_trial(trial, settings))
+        .map_err(|e| {
+            let cause = std::error::Error::source(&e);
+            format!("{}: {e}: {cause:?}", trial.name()).into()
+        })
+}
+
+/// Runs `trial` and fails unless its fault struck and exactly `expected` broke (nothing, for
+/// an agent that must pass, whose cleanup must then be proven too). The check of a suite
+/// whose trials each expect a known verdict.
+pub fn run_expecting(
+    trial: &browser_fault::trial::Trial,
+    settings: &browser_fault::trial::TrialSettings,
+    expected: &[browser_fault::oracle::Invariant],
+) -> Result<(), libtest_mimic::Failed> {
+    let report = run_blocking(trial, settings)?;
+    let broken: Vec<_> = report.evidence.broken().map(|v| v.invariant).collect();
+    let shown = report.evidence_path.display();
+    let fault = &report.evidence.fault;
+    if !fault.struck {
+        let why = fault.instead.as_deref().unwrap_or("no reason given");
+        return Err(format!("the fault never struck ({why}); evidence: {shown}").into());
+    }
+    if broken != expected {
+        let why = report.failure_message().unwrap_or_default();
+        return Err(format!(
+            "expected exactly {expected:?} to break, got {broken:?}\n{why}\nevidence: {shown}"
+        )
+        .into());
+    }
+    if expected.is_empty() && !report.passed() {
+        return Err(format!("the trial's cleanup was not proven; evidence: {shown}").into());
+    }
+    Ok(())
 }

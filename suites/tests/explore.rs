@@ -57,13 +57,16 @@ fn scenario(name: &str) -> &'static browser_fault::trial::Scenario {
 }
 
 /// Runs `trial` and returns the invariants that broke (and where the evidence is).
+/// What broke in `trial`, and its evidence; a trial that broke nothing but did not pass (its
+/// cleanup unproven) is reported as such, never as a pass.
 fn run(trial: &Trial, settings: &TrialSettings) -> Result<(Vec<Invariant>, String), Failed> {
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-    let report = runtime
-        .block_on(trial::run_trial(trial, settings))
-        .map_err(|e| format!("{}: {e}", trial.name()))?;
-    let broken = report.evidence.broken().map(|v| v.invariant).collect();
-    Ok((broken, report.evidence_path.display().to_string()))
+    let report = browser_fault_suites::run_blocking(trial, settings)?;
+    let broken: Vec<Invariant> = report.evidence.broken().map(|v| v.invariant).collect();
+    let shown = report.evidence_path.display().to_string();
+    if broken.is_empty() && !report.passed() {
+        return Err(format!("{}: cleanup not proven ({shown})", trial.name()).into());
+    }
+    Ok((broken, shown))
 }
 
 /// Runs every trial of `trials` two at a time; returns each name with what broke.
@@ -113,6 +116,7 @@ fn reference_passes(settings: &TrialSettings) -> Result<(), Failed> {
         .filter(|t| t.name().contains("::step::"))
         .count();
     let doubles = trials.iter().filter(|t| t.then.is_some()).count();
+    let seeded = trials.iter().filter(|t| t.seeded.is_some()).count();
     if steps < 10 || doubles < 4 {
         return Err(format!(
             "too few explored trials to mean anything: {steps} step(s), {doubles} depth-2"
@@ -123,7 +127,7 @@ fn reference_passes(settings: &TrialSettings) -> Result<(), Failed> {
     let failed = failures(&results);
     if failed.is_empty() {
         eprintln!(
-            "careful: {} explored trials passed ({steps} steps, {doubles} depth-2, 4 seeded)",
+            "careful: {} explored trials passed ({steps} steps, {doubles} depth-2, {seeded} seeded)",
             results.len()
         );
         Ok(())

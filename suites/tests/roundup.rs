@@ -12,7 +12,7 @@ use browser_fault::oracle::Invariant;
 use browser_fault::prelude::*;
 use browser_fault::trial::{self, TrialSettings};
 use browser_fault_suites::roundup;
-use libtest_mimic::{Failed, Trial as Test};
+use libtest_mimic::Trial as Test;
 
 #[browser_fault(
     at = "all",
@@ -91,35 +91,7 @@ fn main() {
         }
         let settings = settings.clone();
         tests.push(Test::test(name.clone(), move || {
-            let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
-            let report = runtime
-                .block_on(trial::run_trial(&t, &settings))
-                .map_err(|e| format!("{e}: {:?}", std::error::Error::source(&e)))?;
-            let broken: Vec<Invariant> = report.evidence.broken().map(|v| v.invariant).collect();
-            let shown = report.evidence_path.display();
-            if !report.evidence.fault.struck {
-                return Err(Failed::from(format!(
-                    "the fault never struck ({}); evidence: {shown}",
-                    report
-                        .evidence
-                        .fault
-                        .instead
-                        .as_deref()
-                        .unwrap_or("no reason given")
-                )));
-            }
-            if broken != expected {
-                let why = report.failure_message().unwrap_or_default();
-                return Err(Failed::from(format!(
-                    "expected exactly {expected:?} to break, got {broken:?}\n{why}"
-                )));
-            }
-            if expected.is_empty() && !report.passed() {
-                return Err(Failed::from(format!(
-                    "the trial's cleanup was not proven; evidence: {shown}"
-                )));
-            }
-            Ok(())
+            browser_fault_suites::run_expecting(&t, &settings, expected)
         }));
     }
     libtest_mimic::run(&args, tests).exit();

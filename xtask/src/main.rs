@@ -186,35 +186,21 @@ pub(crate) fn run(cmd: &mut Command) -> bool {
 /// `cargo test -q -p browser-fault-suites --test reference` in `ws`, snapshots off: the
 /// reference agent's matrix, as the drill, the matrix and the soak run it.
 pub(crate) fn reference_matrix(ws: &Path) -> Command {
-    let mut cmd = cargo();
-    cmd.current_dir(ws)
-        .args([
-            "test",
-            "-q",
-            "-p",
-            "browser-fault-suites",
-            "--test",
-            "reference",
-        ])
-        .env("BROWSER_FAULT_SNAPSHOTS", "");
-    cmd
+    suite(ws, "reference", &[])
 }
 
 /// The reference agent's explored trials (`every_step`, `depth = 2`, `seeded`), from the
 /// explore suite.
 fn explored_reference(ws: &Path) -> Command {
+    suite(ws, "explore", &["--", "careful::"])
+}
+
+/// `cargo test -q` of one test target of the suites, without snapshots.
+fn suite(ws: &Path, target: &str, rest: &[&str]) -> Command {
     let mut cmd = cargo();
     cmd.current_dir(ws)
-        .args([
-            "test",
-            "-q",
-            "-p",
-            "browser-fault-suites",
-            "--test",
-            "explore",
-            "--",
-            "careful::",
-        ])
+        .args(["test", "-q", "-p", "browser-fault-suites", "--test", target])
+        .args(rest)
         .env("BROWSER_FAULT_SNAPSHOTS", "");
     cmd
 }

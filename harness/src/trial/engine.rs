@@ -576,11 +576,7 @@ impl<'a> Engine<'a> {
         if struck {
             self.fault.worker = Some(incarnation);
         } else {
-            let missed = faults::missed(&second.evidence, Some(then), None).replacen(
-                "worker 1",
-                &format!("worker {incarnation}"),
-                1,
-            );
+            let missed = faults::missed(&second.evidence, Some(then), None);
             self.not_struck(format!("the recovery's fault: {missed}"));
             self.judge_worker(&second);
         }

@@ -438,31 +438,6 @@ impl Page {
         }
     }
 
-    /// Clicks the element matching `selector` once it is there, and returns once the
-    /// navigation the click started has loaded its new document (the site answered), or,
-    /// for a click that navigates nowhere, once the page has stayed the same loaded document
-    /// for a second. What an agent uses when the next thing it reads must be the answer, not
-    /// the page it clicked on. Where the site may hold the answer, use [`Page::click`] and
-    /// wait for the answer itself: an `after_click` trial holds it until the worker crashes,
-    /// so an agent that marks `after_click` itself ([`Worker::fault_point`]) must mark it
-    /// before it waits, or the trial ends in the worker's timeout.
-    ///
-    /// [`Worker::fault_point`]: crate::worker::Worker::fault_point
-    pub fn click_and_wait(
-        &self,
-        selector: &str,
-    ) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
-        let this = self.clone();
-        let selector = selector.to_owned();
-        async move {
-            this.step("click", async {
-                let el = this.wait_element(&selector).await?;
-                this.click_and_settle(el).await
-            })
-            .await
-        }
-    }
-
     /// Clicks `el` and returns once the navigation the click started has loaded its new
     /// document (the site answered the request), or once the page has stayed the same
     /// document, fully loaded, for [`SETTLE_NO_NAVIGATION`] (the click navigated nowhere).

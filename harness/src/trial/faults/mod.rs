@@ -223,13 +223,14 @@ pub(super) fn missed(w: &WorkerEvidence, armed: Option<Boundary>, step: Option<u
         (Some(b), None) => format!("`{b}`"),
         (None, None) => "its fault point".to_owned(),
     };
+    let n = w.incarnation;
     let how = match w.end {
         WorkerEnd::Finished => format!(
-            "worker 1 finished ({}) without crossing {point}",
+            "worker {n} finished ({}) without crossing {point}",
             crate::oracle::result_name(w.result)
         ),
-        WorkerEnd::TimedOut => format!("worker 1 timed out before reaching {point}"),
-        WorkerEnd::Died | WorkerEnd::Crashed => format!("worker 1 died before reaching {point}"),
+        WorkerEnd::TimedOut => format!("worker {n} timed out before reaching {point}"),
+        WorkerEnd::Died | WorkerEnd::Crashed => format!("worker {n} died before reaching {point}"),
     };
     format!(
         "{how} (fault points sit in `Page::sign_in`, `side_effect(..).run()`, the worker's start, and wherever the agent calls `Worker::fault_point`)"
