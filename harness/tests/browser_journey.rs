@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 use browser_fault::browser::BrowserBinaries;
 use browser_fault::browser::process::{kill_group, kill_profile_processes, wait_dead};
-use browser_fault::fixtures::{Hazard, LedgerEntry};
+use browser_fault::fixtures::{LedgerEntry, SiteHazard};
 use browser_fault::journal::Checkpoint;
 use browser_fault::worker::{Outcome, Page, SafeStop, TaskError, TaskResult, Worker};
 use common::{DEATH_LIMIT, ROUTE, Rig, open_signed_in};
@@ -177,16 +177,16 @@ async fn expect_target_refuses_each_mismatch_with_its_typed_safe_stop() {
     );
 
     // The session is served as another account: the markers say so.
-    site.set_hazard(Hazard::AccountSwitch, true);
+    site.set_hazard(SiteHazard::AccountSwitch, true);
     page.goto(ROUTE).await.unwrap();
     assert_eq!(
         refusal(&page, right.clone()).await,
         Some(SafeStop::WrongAccount)
     );
-    site.set_hazard(Hazard::AccountSwitch, false);
+    site.set_hazard(SiteHazard::AccountSwitch, false);
 
     // The page looks right while its API answers for another tenant: only `.api()` sees it.
-    site.set_hazard(Hazard::TenantMismatch, true);
+    site.set_hazard(SiteHazard::TenantMismatch, true);
     page.goto(ROUTE).await.unwrap();
     assert_eq!(
         refusal(&page, w.target().route(ROUTE).object("42")).await,
@@ -197,9 +197,12 @@ async fn expect_target_refuses_each_mismatch_with_its_typed_safe_stop() {
         refusal(&page, right.clone()).await,
         Some(SafeStop::WrongTenant)
     );
-    site.set_hazard(Hazard::TenantMismatch, false);
+    site.set_hazard(SiteHazard::TenantMismatch, false);
 
-    for hazard in [Hazard::ConsentInterstitial, Hazard::LoginInterstitial] {
+    for hazard in [
+        SiteHazard::ConsentInterstitial,
+        SiteHazard::LoginInterstitial,
+    ] {
         site.set_hazard(hazard, true);
         page.goto(ROUTE).await.unwrap();
         assert_eq!(

@@ -65,9 +65,9 @@ const SLOW_RESPONSE: Duration = Duration::from_millis(1500);
 
 /// The fixture's switch for a hazard the site itself shows; `None` for the harness's own.
 #[cfg(feature = "fixture-site")]
-fn fixture_hazard(h: Hazard) -> Option<browser_fault_fixtures::Hazard> {
+fn fixture_hazard(h: Hazard) -> Option<browser_fault_fixtures::SiteHazard> {
     use Hazard as P;
-    use browser_fault_fixtures::Hazard as F;
+    use browser_fault_fixtures::SiteHazard as F;
     Some(match h {
         P::ExpiredSession => F::ExpiredSession,
         P::LoginInterstitial => F::LoginInterstitial,
