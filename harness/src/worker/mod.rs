@@ -5,19 +5,25 @@
 //! its primitives (its start, [`Page::sign_in`], [`SideEffect::run`]), so a scenario
 //! crosses them without naming them.
 
+mod account;
 pub(crate) mod adapter;
 mod effect;
 mod fault_point;
+mod journal_handle;
+mod launch;
 mod locks;
+mod log;
 mod orphans;
 mod page;
+mod spec;
 
-use std::fmt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+pub use account::{Account, Secret};
+pub use journal_handle::JournalHandle;
+pub(crate) use log::{LogSink, trace};
+pub use spec::WorkerSpec;
 
 pub use crate::error::{FailureKind, Outcome, SafeStop, TaskError, TaskResult, WorkerResult};
 pub use effect::{EffectStatus, SideEffect};
@@ -25,182 +31,16 @@ pub use page::{Page, Target};
 
 pub(crate) use fault_point::strike;
 use fault_point::{cookie_values, report_strike, take_screenshot};
-use locks::{recover_stale_singleton_lock, singleton_lock_owner};
+use launch::short;
+use locks::singleton_lock_owner;
 
-use crate::browser::{Browser, BrowserBinaries, BrowserOptions, SessionRegistry, SessionToken};
+use crate::browser::{Browser, BrowserBinaries, SessionRegistry, SessionToken};
 use crate::fault::{FaultHook, ScreenshotRef, WorkerEvent};
-use crate::journal::{
-    BrowserSessionRecord, Checkpoint, Journal, RequestKey, SideEffectRecord, TransitionError,
-};
+use crate::journal::Journal;
 use crate::lease::{Lease, LeaseHolder};
 use crate::logtail::LogTail;
 use crate::plan::Boundary;
 use crate::profile::{PolicyFinding, Profile, ProfilePolicy, ProfileStore};
-
-/// A password or other secret: never printed, never serialized into evidence.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a secret.
-    pub fn new(s: impl Into<String>) -> Self {
-        Secret(s.into())
-    }
-    /// The secret itself, for the one place that must type it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(<redacted>)")
-    }
-}
-
-/// The account a worker must act as.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Account {
-    /// The account's id as the site names it on its pages and in its ledger.
-    pub id: String,
-    /// Its tenant, on a site that has tenants.
-    pub tenant: Option<String>,
-    /// The login name.
-    pub username: String,
-    /// The password.
-    pub password: Secret,
-}
-
-/// Everything a worker needs to start: what a trial hands to each incarnation (serialized
-/// into the environment of a `kill`-mode worker process).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct WorkerSpec {
-    /// The run this worker belongs to.
-    pub run_id: String,
-    /// 1 for the first worker, 2 for the recovery worker, …
-    pub incarnation: u32,
-    /// The journal file.
-    pub journal_path: PathBuf,
-    /// The profile root.
-    pub profile_root: PathBuf,
-    /// The profile to run on.
-    pub profile_path: PathBuf,
-    /// This worker's `TMPDIR` (a killed Chromium leaves a folder there).
-    pub tmp_dir: PathBuf,
-    /// Where fault-point screenshots go.
-    pub evidence_dir: Option<PathBuf>,
-    /// The site's origin, e.g. `http://127.0.0.1:41234`.
-    pub origin: String,
-    /// The account to act as.
-    pub account: Account,
-    /// The boundary armed for this worker.
-    pub armed: Option<Boundary>,
-    /// The step (numbered from 1) after which this worker is crashed.
-    #[serde(default)]
-    pub armed_step: Option<u32>,
-    /// Report every step and fault point crossed (a recording run).
-    #[serde(default)]
-    pub record_steps: bool,
-    /// The limit of one step (a navigation, a wait, a click).
-    pub step_timeout: Duration,
-    /// The lease's time to live.
-    pub lease_ttl: Duration,
-    /// A remote WebDriver endpoint instead of a local chromedriver.
-    pub webdriver_url: Option<String>,
-    /// The fault proxy the browser's requests go through (`http://127.0.0.1:PORT`), loopback
-    /// included; `None`: straight to the site.
-    pub proxy: Option<String>,
-    /// Whether chromedriver gets a process group of its own (off for `kill`-mode worker
-    /// processes, whose whole group dies together).
-    pub own_process_group: bool,
-    /// Start Chromium on `about:blank` (see [`BrowserOptions::fast_first_navigation`]).
-    pub fast_first_navigation: bool,
-    /// Wait at the start gate for the trial's word before claiming the lease.
-    pub start_gate: bool,
-    /// The profile is removed once this worker has ended (the last worker of a trial): end
-    /// its local browser by SIGKILL, waiting until every process on the profile is dead,
-    /// instead of a polite quit (0.1-0.2 s) that would only tidy a profile about to go. A
-    /// remote browser is always quit politely.
-    pub discard_profile_after: bool,
-    /// The browser binaries, found once by the trial (`None`: find them).
-    pub binaries: Option<BrowserBinaries>,
-}
-
-impl WorkerSpec {
-    /// A spec with the defaults: incarnation 1, nothing armed, 20 s steps, a 120 s lease,
-    /// a local chromedriver in its own process group, the fast first navigation.
-    pub fn new(
-        run_id: impl Into<String>,
-        journal_path: impl Into<PathBuf>,
-        profile_root: impl Into<PathBuf>,
-        profile_path: impl Into<PathBuf>,
-        tmp_dir: impl Into<PathBuf>,
-        origin: impl Into<String>,
-        account: Account,
-    ) -> Self {
-        WorkerSpec {
-            run_id: run_id.into(),
-            incarnation: 1,
-            journal_path: journal_path.into(),
-            profile_root: profile_root.into(),
-            profile_path: profile_path.into(),
-            tmp_dir: tmp_dir.into(),
-            evidence_dir: None,
-            origin: origin.into(),
-            account,
-            armed: None,
-            armed_step: None,
-            record_steps: false,
-            step_timeout: Duration::from_secs(20),
-            lease_ttl: Duration::from_secs(120),
-            webdriver_url: None,
-            proxy: None,
-            own_process_group: true,
-            fast_first_navigation: true,
-            start_gate: false,
-            discard_profile_after: false,
-            binaries: None,
-        }
-    }
-}
-
-/// Whether `BROWSER_FAULT_TRACE` asks for a timed line per browser step and worker phase
-/// in the worker's log (for finding where a trial's time goes; off by default).
-fn tracing() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("BROWSER_FAULT_TRACE").is_some_and(|v| v == "1"))
-}
-
-/// Logs `line()` with the worker process's age in ms, when tracing.
-pub(crate) fn trace(log: &LogSink, line: impl FnOnce() -> String) {
-    if tracing() {
-        static T0: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-        let age = T0
-            .get_or_init(std::time::Instant::now)
-            .elapsed()
-            .as_millis();
-        log.line(&format!("+{age} {}", line()));
-    }
-}
-
-/// Where a worker's log lines go.
-#[derive(Clone, Debug)]
-pub(crate) enum LogSink {
-    /// Standard error of a worker process: the trial keeps the rolling tail.
-    Stderr,
-    /// An in-process tail.
-    Tail(Arc<Mutex<LogTail>>),
-}
-
-impl LogSink {
-    pub(crate) fn line(&self, line: &str) {
-        match self {
-            LogSink::Stderr => eprintln!("{line}"),
-            LogSink::Tail(tail) => tail.lock().unwrap_or_else(|p| p.into_inner()).line(line),
-        }
-    }
-}
 
 /// What pages share with their worker.
 #[derive(Debug)]
@@ -415,136 +255,6 @@ impl Worker {
         Ok(worker)
     }
 
-    /// A browser on the profile before the agent uses it: launched once the orphans holding
-    /// the profile are proven gone ([`Worker::end_orphaned_sessions`]), or, on a profile its
-    /// check refused ([`Worker::start`]), launched now and `after_profile_created` crossed.
-    /// Does nothing when the browser is up.
-    async fn ensure_browser(&mut self) -> Result<(), TaskError> {
-        if self.token.is_none() && !self.orphans.is_empty() {
-            self.end_orphaned_sessions().await?;
-        }
-        if self.launch_pending {
-            self.launch_browser().await?;
-            self.strike(Boundary::AfterProfileCreated).await;
-        }
-        Ok(())
-    }
-
-    /// Writes the session record, then launches a browser on the profile and installs it.
-    async fn launch_browser(&mut self) -> Result<(), TaskError> {
-        self.launch_pending = false;
-        let spec = &self.shared.spec;
-        recover_stale_singleton_lock(self.profile.path())?;
-        std::fs::create_dir_all(&spec.tmp_dir).map_err(|source| {
-            TaskError::Browser(crate::browser::BrowserError::TempDir {
-                path: spec.tmp_dir.clone(),
-                source,
-            })
-        })?;
-        // The step's own timer must fire before the WebDriver client's or chromedriver's
-        // page-load limit: only a step timeout retires the session. With equal limits the
-        // client won the race, and the timed-out step came back as a live command error.
-        // The client's limit is a backstop, and must leave room to create a session under
-        // load whatever the step timeout.
-        let mut extra_args = Vec::new();
-        if let Some(proxy) = &spec.proxy {
-            // Chromium goes straight to loopback unless told otherwise (`<-loopback>`).
-            extra_args.push(format!("--proxy-server={proxy}"));
-            extra_args.push("--proxy-bypass-list=<-loopback>".to_owned());
-        }
-        let options = BrowserOptions {
-            extra_args,
-            command_timeout: (spec.step_timeout * 2).max(BrowserOptions::default().command_timeout),
-            own_process_group: spec.own_process_group,
-            fast_first_navigation: spec.fast_first_navigation,
-            ..BrowserOptions::default()
-        };
-        trace(&self.shared.log, || "launch".to_owned());
-        let launch_started = std::time::Instant::now();
-        // chromedriver comes up while the journal records are written; Chromium itself is
-        // launched only after the browser-session record is durable.
-        let endpoint = match (&spec.webdriver_url, &self.binaries) {
-            (Some(url), _) => Endpoint::Remote(url),
-            (None, Some(binaries)) => Endpoint::Local(crate::browser::DriverStart::spawn(
-                binaries,
-                &spec.tmp_dir,
-                &options,
-            )?),
-            (None, None) => {
-                return Err(crate::browser::BrowserError::from(
-                    crate::browser::PreflightError::NotFound {
-                        what: "chromedriver",
-                        env: crate::browser::CHROMEDRIVER_ENV,
-                    },
-                )
-                .into());
-            }
-        };
-        let generation = self.store.bump_generation(&self.profile)?;
-        self.sessions_started += 1;
-        self.session_id = format!(
-            "{}-w{}-s{}",
-            spec.run_id, spec.incarnation, self.sessions_started
-        );
-        let last_checkpoint = self
-            .shared
-            .journal
-            .side_effects(&spec.run_id)?
-            .iter()
-            .map(|e| e.state)
-            .next_back();
-        let mut record = BrowserSessionRecord::new(
-            spec.run_id.clone(),
-            self.session_id.clone(),
-            self.profile.path(),
-            spec.origin.clone(),
-            spec.account.id.clone(),
-            generation,
-            spec.incarnation,
-        );
-        record.last_checkpoint = last_checkpoint;
-        self.shared.journal.record_browser_session(&record)?;
-        let browser = match endpoint {
-            Endpoint::Local(driver) => driver.open_session(self.profile.path(), &options).await?,
-            Endpoint::Remote(url) => {
-                let browser = Browser::connect_remote(url, self.profile.path(), &options).await?;
-                // Durable before the worker drives it: if this worker is killed, the browser
-                // lives on at the endpoint, and this is how it is found and ended.
-                let journaled = self.shared.journal.set_remote_session(
-                    &self.session_id,
-                    url,
-                    &browser.webdriver_session_id(),
-                );
-                if let Err(e) = journaled {
-                    browser.quit().await;
-                    return Err(e.into());
-                }
-                browser
-            }
-        };
-        let launch_time = launch_started.elapsed();
-        self.shared.fault.add_launch_time(launch_time);
-        trace(&self.shared.log, || {
-            format!("launched in {} ms", launch_time.as_millis())
-        });
-        let pid = browser.browser_pid();
-        let (token, previous) = self.shared.registry.install(browser);
-        if let Some(previous) = previous {
-            previous.quit().await;
-        }
-        self.token = Some(token);
-        self.log(&format!("browser session {} started", self.session_id));
-        self.shared
-            .fault
-            .report(WorkerEvent::Started {
-                browser_pid: pid,
-                browser_session_id: self.session_id.clone(),
-                launch_ms: u64::try_from(launch_time.as_millis()).unwrap_or(u64::MAX),
-            })
-            .await;
-        Ok(())
-    }
-
     /// The page of the current browser session (whatever it shows). On a profile its check
     /// refused, there is no session until [`Worker::open`], [`Worker::probe_identity`] or a
     /// side effect starts one.
@@ -749,24 +459,6 @@ impl Worker {
         self.release_lease();
     }
 
-    /// Quits the current browser session, if this worker still holds it.
-    async fn quit_browser(&mut self) {
-        if let Some(token) = self.token.take()
-            && let Some(browser) = self.shared.registry.retire(token)
-        {
-            let started = std::time::Instant::now();
-            if self.shared.spec.discard_profile_after && browser.driver_pid().is_some() {
-                browser.end_now().await;
-            } else {
-                browser.quit().await;
-            }
-            self.shared.fault.add_quit_time(started.elapsed());
-            trace(&self.shared.log, || {
-                format!("quit in {} ms", started.elapsed().as_millis())
-            });
-        }
-    }
-
     /// Releases the profile's lease, if this worker holds it.
     fn release_lease(&mut self) {
         if let Some(lease) = self.lease.take() {
@@ -856,77 +548,6 @@ impl Worker {
             report_strike(&self.shared, self.token, boundary, screenshot).await;
         }
     }
-}
-
-/// The lower-level journal API of a worker, bound to its run and incarnation.
-#[derive(Debug)]
-pub struct JournalHandle<'w> {
-    worker: &'w Worker,
-}
-
-impl JournalHandle<'_> {
-    /// Records the intent of side effect `effect` (idempotent: a recovery worker gets the
-    /// same row and the same request key).
-    pub fn record_intent(
-        &self,
-        effect: &str,
-        normalized_args: &str,
-    ) -> Result<SideEffectRecord, TaskError> {
-        let shared = &self.worker.shared;
-        if shared.fault.halted() {
-            return Err(crate::journal::JournalError::halted().into());
-        }
-        let spec = &shared.spec;
-        let hash = crate::journal::args_hash(normalized_args);
-        let record = shared
-            .journal
-            .record_intent(&spec.run_id, effect, &hash, spec.incarnation)?;
-        shared.fault.journal_step("journal_intent_recorded");
-        Ok(record)
-    }
-
-    /// The current record of side effect `effect`.
-    pub fn side_effect(&self, effect: &str) -> Result<Option<SideEffectRecord>, TaskError> {
-        Ok(self
-            .worker
-            .shared
-            .journal
-            .side_effect(&self.worker.shared.spec.run_id, effect)?)
-    }
-
-    /// A compare-and-set transition of a checkpoint.
-    pub fn transition(
-        &self,
-        key: &RequestKey,
-        from: Checkpoint,
-        to: Checkpoint,
-    ) -> Result<(), TransitionError> {
-        let shared = &self.worker.shared;
-        if shared.fault.halted() {
-            return Err(TransitionError::Journal(
-                crate::journal::JournalError::halted(),
-            ));
-        }
-        shared
-            .journal
-            .transition(key, from, to, shared.spec.incarnation)?;
-        shared
-            .fault
-            .journal_step(&format!("journal_{}", to.as_str().to_ascii_lowercase()));
-        Ok(())
-    }
-}
-
-/// Where a worker's browser session comes from.
-enum Endpoint<'a> {
-    /// A chromedriver this worker started (and that is coming up).
-    Local(crate::browser::DriverStart),
-    /// A WebDriver endpoint someone else runs.
-    Remote(&'a str),
-}
-
-fn short(run_id: &str) -> &str {
-    &run_id[..run_id.len().min(12)]
 }
 
 /// The safe stop a finding calls for: the ones that make the profile untrustworthy (what
