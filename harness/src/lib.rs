@@ -23,6 +23,9 @@
 //!   writes and the invariants it judges, for runners and checks of your own.
 //! - [`profile`]: the profile store (profiles, owner markers, policy findings).
 //! - [`fixtures`] (feature `fixture-site`, on by default): the bundled fixture site.
+//! - [`BrowserBinaries`]: the Chromium and chromedriver the harness runs (found through
+//!   `BROWSER_FAULT_CHROME`, `BROWSER_FAULT_CHROMEDRIVER` or `PATH`), for a browser pool of
+//!   your own that must run the same ones.
 //!
 //! [`trial::scenarios`] lists the scenarios `#[browser_fault]` registered, for a runner of
 //! your own.
@@ -69,6 +72,9 @@ pub use async_trait::async_trait;
 
 #[doc = include_str!("macro_docs.md")]
 pub use browser_fault_macros::browser_fault;
+
+/// The Chromium and chromedriver the harness runs, and why they could not be found.
+pub use browser::{BrowserBinaries, PreflightError};
 
 /// The bundled fixture site.
 #[cfg(feature = "fixture-site")]

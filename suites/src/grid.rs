@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use browser_fault::browser::BrowserBinaries;
-use browser_fault::browser::remote::RemoteEndpoint;
-use browser_fault::serde_json;
+use browser_fault::BrowserBinaries;
+use browser_fault::serde_json::{self, Value};
+use browser_fault::site::Http;
 
 /// The pinned package, under the workspace.
 const PACKAGE_DIR: &str = "suites/grid";
@@ -133,7 +133,13 @@ impl Grid {
 
     fn kill_all(&mut self) {
         for p in &mut self.processes {
-            browser_fault::browser::process::kill_group(p.child.id());
+            // Each process leads a group of its own (`process_group(0)`): the group goes.
+            if let Ok(group) = i32::try_from(p.child.id()) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(group),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
             let _ = p.child.kill();
             let _ = p.child.wait();
         }
@@ -185,11 +191,14 @@ impl Grid {
             .enable_all()
             .build()
             .map_err(|e| GridError::Failed(format!("no runtime: {e}")))?;
-        let endpoint = RemoteEndpoint::new(&self.url);
+        let http = Http::new();
+        let status = format!("{}/status", self.url);
         let deadline = Instant::now() + READY_WITHIN;
         let mut backoff = Duration::from_millis(50);
         loop {
-            let up = runtime.block_on(endpoint.grid_nodes_up()).unwrap_or(0);
+            let up = runtime
+                .block_on(http.get_json::<Value>(&status))
+                .map_or(0, |status| nodes_up(&status));
             if up >= NODES {
                 return Ok(());
             }
@@ -219,6 +228,16 @@ impl Drop for Grid {
     fn drop(&mut self) {
         self.kill_all();
     }
+}
+
+/// How many nodes a hub's `/status` lists as `UP`.
+fn nodes_up(status: &Value) -> usize {
+    status["value"]["nodes"].as_array().map_or(0, |nodes| {
+        nodes
+            .iter()
+            .filter(|n| n["availability"].as_str() == Some("UP"))
+            .count()
+    })
 }
 
 /// The node's configuration: no driver detection, no Selenium Manager (nothing is

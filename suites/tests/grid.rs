@@ -64,7 +64,9 @@ fn main() {
         .map(std::path::Path::to_path_buf)
         .unwrap_or_default();
     // A grid of the caller's (`BROWSER_FAULT_WEBDRIVER_URL`, as CI shards share one), or ours.
-    let given = browser_fault::browser::remote::endpoint_from_env();
+    let given = std::env::var("BROWSER_FAULT_WEBDRIVER_URL")
+        .ok()
+        .filter(|u| !u.trim().is_empty());
     let grid = if args.list || selected.is_empty() || given.is_some() {
         None
     } else {

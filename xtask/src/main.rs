@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use browser_fault::browser::{BrowserBinaries, PreflightError};
+use browser_fault::{BrowserBinaries, PreflightError};
 
 mod bench_peer;
 mod soak;
