@@ -158,21 +158,22 @@ function createProfile(root, name, runId, browserVersion) {
 
 const skipped = (name) => name.startsWith('Singleton');
 
-/// A copy of the profile, Chromium's Singleton* files left out.
-function backupProfile(profile, dest) {
-  fs.cpSync(profile, dest, { recursive: true, filter: (src) => !skipped(path.basename(src)) });
+/// A copy of the profile, Chromium's Singleton* files left out. Asynchronous, like every
+/// bulk file operation of the parent: its event loop serves both lanes.
+async function backupProfile(profile, dest) {
+  await fs.promises.cp(profile, dest, { recursive: true, filter: (src) => !skipped(path.basename(src)) });
 }
 
 /// The profile's contents replaced by the backup's; the marker last, so the rollback shows.
-function restoreProfile(profile, backup) {
-  for (const name of fs.readdirSync(profile)) {
-    if (name === MARKER) continue;
-    fs.rmSync(path.join(profile, name), { recursive: true, force: true, maxRetries: 5 });
-  }
-  for (const name of fs.readdirSync(backup)) {
-    if (name === MARKER) continue;
-    fs.cpSync(path.join(backup, name), path.join(profile, name), { recursive: true });
-  }
+async function restoreProfile(profile, backup) {
+  const removed = (await fs.promises.readdir(profile))
+    .filter((name) => name !== MARKER)
+    .map((name) => fs.promises.rm(path.join(profile, name), { recursive: true, force: true, maxRetries: 5 }));
+  await Promise.all(removed);
+  const copied = (await fs.promises.readdir(backup))
+    .filter((name) => name !== MARKER)
+    .map((name) => fs.promises.cp(path.join(backup, name), path.join(profile, name), { recursive: true }));
+  await Promise.all(copied);
   writeMarker(profile, readMarker(backup));
 }
 

@@ -148,24 +148,54 @@ class Site {
 
 /// Worker processes started ahead, each in its own process group, node up and Playwright
 /// loaded, waiting for a spec (`--cold`: none, every worker is spawned when it is needed).
+/// Loading Playwright costs a worker most of a core for half a second or more, so the pool
+/// loads `parallel` at a time, keeps up to `size` loaded or loading (a trial takes two
+/// workers, the concurrent one both at once), hands out loaded ones first, and never starts
+/// more than the run will use (`budget`): a spare worker is CPU taken from the trials.
 class Pool {
-  constructor(size) {
+  constructor(size, budget, parallel) {
     this.size = size;
+    this.budget = budget;
+    this.parallel = parallel;
+    this.spawned = 0;
+    this.loading = 0;
     this.idle = [];
     this.fill();
   }
-  static spawn() {
-    return spawn(process.execPath, [path.join(__dirname, 'worker.js')], {
+  spawn() {
+    this.spawned += 1;
+    const child = spawn(process.execPath, [path.join(__dirname, 'worker.js')], {
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],
       env: process.env,
     });
+    child.pooledAt = Math.round(performance.timeOrigin + performance.now());
+    child.lines = new Lines(child.stdout);
+    child.exited = new Promise((r) => child.on('exit', r));
+    // The worker's first line says it is loaded; it is the pool's, never a trial's event.
+    child.loaded = false;
+    this.loading += 1;
+    child.lines.next().then(() => {
+      child.loaded = true;
+      this.loading -= 1;
+      this.fill();
+    });
+    return child;
   }
+  /// Starts workers, up to `parallel` loading at once, within the pool's size and the run's
+  /// budget.
   fill() {
-    while (this.idle.length < this.size) this.idle.push(Pool.spawn());
+    while (
+      this.loading < this.parallel &&
+      this.idle.length < this.size &&
+      this.spawned < this.budget
+    ) {
+      this.idle.push(this.spawn());
+    }
   }
   take() {
-    const child = this.idle.shift() || Pool.spawn();
+    const i = this.idle.findIndex((c) => c.loaded);
+    const child = i >= 0 ? this.idle.splice(i, 1)[0] : this.idle.shift() || this.spawn();
     this.fill();
     return child;
   }
@@ -186,13 +216,14 @@ class Worker {
     this.spec = spec;
     this.spawned = performance.now();
     this.child = pool.take();
+    this.pooled_at = this.child.pooledAt;
     this.child.stdin.write(`${JSON.stringify(spec)}\n`);
-    this.events = new Lines(this.child.stdout);
+    this.events = this.child.lines;
     this.log = '';
     this.child.stderr.on('data', (d) => {
       this.log = (this.log + d).slice(-8192);
     });
-    this.exited = new Promise((r) => this.child.on('exit', r));
+    this.exited = this.child.exited;
     this.end = 'died';
     this.result = null;
     this.timing = { launch_ms: 0, browser_ms: 0, quit_ms: 0 };
@@ -209,11 +240,21 @@ class Worker {
     this.child.stdin.write(`${word}\n`);
   }
   /// SIGKILL the worker's group and every process on its profile; wait until they are dead.
-  async crash() {
+  /// Playwright starts Chromium in a process group of its own, so the group kill alone
+  /// leaves it running, and a Chromium whose CDP pipe closes shuts down politely, saving its
+  /// profile: it is SIGKILLed in the same instant as the worker, not after the worker's exit
+  /// has been observed. Its pids are read before the kill (a dying process's command line
+  /// reads as empty) and waited for until dead, so the recovery finds the browser's lock held
+  /// by a dead pid.
+  async crash(mark = () => {}) {
+    const browsers = lib.processesUsingProfile(this.spec.profile);
     try {
       process.kill(-this.child.pid, 'SIGKILL');
     } catch {}
+    lib.killPids(browsers);
     await this.exited;
+    mark('crash: worker exited');
+    await lib.waitAllDead(browsers, 10000);
     await lib.killProfileProcesses(this.spec.profile, 10000);
   }
   /// Takes one event of a worker not at its armed point. Returns whether it ended.
@@ -233,7 +274,9 @@ class Worker {
         this.result = event.result;
         this.timing = event.timing;
         this.end = 'finished';
+        this.finished_at = performance.now();
         await Promise.race([this.exited, lib.sleep(30000)]);
+        this.exited_at = performance.now();
         return true;
       default:
         return false;
@@ -282,7 +325,7 @@ async function runTrial(trial, env) {
     const profile = lib.createProfile(profiles, `p-${runId.slice(0, 8)}`, runId, env.browserVersion);
     const account = site.account(ACCOUNT);
     const backup = trial.boundary === 'stale_profile_restore' ? path.join(root, 'backup-older') : null;
-    if (backup) lib.backupProfile(profile, backup);
+    if (backup) await lib.backupProfile(profile, backup);
     if (trial.boundary === 'after_click') await site.command(`arm ${trial.variant}`);
     mark('journal, profile, arm');
     const specFor = (incarnation, armed) => ({
@@ -347,7 +390,7 @@ async function runTrial(trial, env) {
             mark('armed request reached');
           }
           mark(`worker 1 at ${event.name}`);
-          await first.crash();
+          await first.crash(mark);
           mark('worker 1 crashed, its processes dead');
           first.end = 'crashed';
           break;
@@ -358,11 +401,12 @@ async function runTrial(trial, env) {
       // An arm no request took must not catch the recovery's; a held one is let go.
       await site.command('disarm');
       await site.command('release');
+      mark('site disarmed, released');
       if (!fault.struck) fault.instead = `worker 1 never reached ${armed} (${JSON.stringify(first.result)})`;
 
       // The world changes during the crash.
       if (fault.struck && first.end === 'crashed') {
-        if (backup) lib.restoreProfile(profile, backup);
+        if (backup) await lib.restoreProfile(profile, backup);
         if (trial.variant === 'other_account' || trial.variant === 'account_switched') {
           await site.command('hazard account_switch on');
         }
@@ -377,13 +421,16 @@ async function runTrial(trial, env) {
     // Facts, before cleanup: what the agents left behind.
     mark('workers ended');
     const ledger = await site.ledger();
+    mark('ledger read');
     const effects = journal.sideEffects(runId);
     const leftProcesses = lib.processesUsingProfile(profile);
     const leftLeases = journal.liveLeases();
     journal.close();
     // Cleanup: every profile of the trial, its processes first.
+    mark('journal read');
     await lib.killProfileProcesses(profile, 10000);
-    fs.rmSync(root, { recursive: true, force: true });
+    mark('processes checked');
+    await fs.promises.rm(root, { recursive: true, force: true });
     const cleaned = !fs.existsSync(root);
     mark('judged facts read, cleaned');
 
@@ -401,9 +448,13 @@ async function runTrial(trial, env) {
         result: w.result,
         timing: w.timing,
         total_ms: Math.round(w.total_ms || 0),
+        taken_at: Math.round(performance.timeOrigin + w.spawned),
+        pooled_at: w.pooled_at,
+        exit_wait_ms: w.exited_at ? Math.round(w.exited_at - w.finished_at) : undefined,
         log: w.end === 'finished' && !process.env.BF_PEER_TRACE ? undefined : w.log.slice(-4000),
       })),
       phases,
+      started_at: Math.round(performance.timeOrigin + started),
       durations: {
         total_ms: Math.round(total),
         browser_launch_ms: sum('launch_ms'),
@@ -413,7 +464,7 @@ async function runTrial(trial, env) {
     };
   } finally {
     await site.stop();
-    fs.rmSync(root, { recursive: true, force: true });
+    await fs.promises.rm(root, { recursive: true, force: true });
   }
 }
 
@@ -468,6 +519,10 @@ function judge({ trial, ledger, effects, workers, fault, leftProcesses, leftLeas
 
 async function main() {
   const a = args();
+  const trials = TRIALS.filter((t) => !a.filter || t.name.includes(a.filter));
+  // Every trial takes two workers (worker 1 and the recovery, or the two at the gate). The
+  // first ones load while the version is read.
+  pool = new Pool(a.cold ? 0 : 2 * a.jobs, 2 * trials.length, a.jobs);
   const chrome = process.env.BROWSER_FAULT_CHROME || '/usr/bin/chromium';
   const version = execFileSync(chrome, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   const browserVersion = (version.match(/(\d+)\./) || [])[1] || 'unknown';
@@ -479,8 +534,6 @@ async function main() {
     base: path.join(os.tmpdir(), `bf-peer-${uid}`),
     out: a.out,
   };
-  const trials = TRIALS.filter((t) => !a.filter || t.name.includes(a.filter));
-  pool = new Pool(a.cold ? 0 : a.jobs);
   const started = performance.now();
   const reports = new Array(trials.length);
   let nextIndex = 0;

@@ -4,7 +4,8 @@
 // (harness/src/worker), as a Playwright user would write them.
 //
 // The parent starts the process ahead (node up, Playwright loaded, as Playwright Test keeps
-// its workers warm) and hands it the spec as the first line on stdin. Events go to the
+// its workers warm; the first line on stdout says it is loaded) and hands it the spec as the
+// first line on stdin. Events go to the
 // parent as JSON lines on stdout; at an armed fault point the worker reports and waits for
 // a line on stdin (`resume` or `reload`), and is usually SIGKILLed with its process group
 // instead.
@@ -331,8 +332,9 @@ async function run(journal) {
 
 async function main() {
   const loaded = process.uptime() * 1000;
+  emit({ ev: 'loaded' });
   spec = JSON.parse(await nextWord());
-  if (TRACE) log(`node up and playwright loaded ${loaded.toFixed(0)} ms after exec; spec ${(process.uptime() * 1000 - loaded).toFixed(0)} ms later`);
+  if (TRACE) log(`node up and playwright loaded ${loaded.toFixed(0)} ms after exec; spec ${(process.uptime() * 1000 - loaded).toFixed(0)} ms later; t0 ${(performance.timeOrigin + T0).toFixed(0)}`);
   const journal = new lib.Journal(spec.journal);
   let result;
   try {
