@@ -147,6 +147,7 @@ pub(crate) async fn stop_everything() -> (usize, usize) {
     }
     let roots: Vec<PathBuf> = lock(&ROOTS).iter().cloned().collect();
     let (mut removed, mut kept) = (0, 0);
+    let mut emptied = Vec::new();
     for root in roots {
         let Ok(store) = ProfileStore::open(root.join("profiles")) else {
             continue;
@@ -173,7 +174,33 @@ pub(crate) async fn stop_everything() -> (usize, usize) {
         if store.profile_dirs().is_empty() {
             drop(journal);
             let _ = std::fs::remove_dir_all(&root);
+            emptied.push(root);
+        }
+    }
+    // The trials' own threads go on until they see their workers dead, and can still write
+    // in their roots meanwhile (the journal and its side files, evidence of the worker's
+    // end): a root removed under them was seen left behind, once in a CI run. Each trial
+    // removes its own root when it ends; wait for that, briefly. Give them a moment to end (each drops its `LiveRoot`), then
+    // remove what they left, again only where no profile is left.
+    let deadline = tokio::time::Instant::now() + TRIALS_END_WITHIN;
+    while !lock(&ROOTS).is_empty() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    for root in emptied {
+        if !root.exists() {
+            continue;
+        }
+        // Opened only when there (opening a store creates its folder).
+        let profiles = root.join("profiles");
+        let holds_profiles = profiles.exists()
+            && ProfileStore::open(&profiles).is_ok_and(|store| !store.profile_dirs().is_empty());
+        if !holds_profiles {
+            let _ = std::fs::remove_dir_all(&root);
         }
     }
     (removed, kept)
 }
+
+/// How long an interrupt waits for the stopped trials' threads to end before it removes
+/// what they left in their roots.
+const TRIALS_END_WITHIN: Duration = Duration::from_secs(3);
