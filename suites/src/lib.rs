@@ -489,9 +489,9 @@ pub fn run_blocking(
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime
         .block_on(browser_fault::trial::run_trial(trial, settings))
-        .map_err(|e| {
-            let cause = std::error::Error::source(&e);
-            format!("{}: {e}: {cause:?}", trial.name()).into()
+        .map_err(|e| match std::error::Error::source(&e) {
+            Some(cause) => format!("{}: {e}: {cause}", trial.name()).into(),
+            None => format!("{}: {e}", trial.name()).into(),
         })
 }
 

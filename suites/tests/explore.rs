@@ -56,7 +56,6 @@ fn scenario(name: &str) -> &'static browser_fault::trial::Scenario {
         .unwrap_or_else(|| panic!("no scenario {name}"))
 }
 
-/// Runs `trial` and returns the invariants that broke (and where the evidence is).
 /// What broke in `trial`, and its evidence; a trial that broke nothing but did not pass (its
 /// cleanup unproven) is reported as such, never as a pass.
 fn run(trial: &Trial, settings: &TrialSettings) -> Result<(Vec<Invariant>, String), Failed> {

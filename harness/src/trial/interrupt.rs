@@ -171,34 +171,36 @@ pub(crate) async fn stop_everything() -> (usize, usize) {
             }
         }
         let _ = std::fs::remove_dir_all(store.root().join(".backups"));
-        if store.profile_dirs().is_empty() {
-            drop(journal);
-            let _ = std::fs::remove_dir_all(&root);
+        drop(journal);
+        if remove_root_without_profiles(&root) {
             emptied.push(root);
         }
     }
     // The trials' own threads go on until they see their workers dead, and can still write
-    // in their roots meanwhile (the journal and its side files, evidence of the worker's
-    // end): a root removed under them was seen left behind, once in a CI run. Each trial
-    // removes its own root when it ends; wait for that, briefly. Give them a moment to end (each drops its `LiveRoot`), then
-    // remove what they left, again only where no profile is left.
+    // in their roots meanwhile (the journal and its side files): a root removed under them
+    // was seen left behind, once in a CI run. Each trial removes its own root when it ends
+    // (and drops its `LiveRoot`): wait for that, briefly, then remove what is left, again
+    // only where no profile is left.
     let deadline = tokio::time::Instant::now() + TRIALS_END_WITHIN;
     while !lock(&ROOTS).is_empty() && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    for root in emptied {
-        if !root.exists() {
-            continue;
-        }
-        // Opened only when there (opening a store creates its folder).
-        let profiles = root.join("profiles");
-        let holds_profiles = profiles.exists()
-            && ProfileStore::open(&profiles).is_ok_and(|store| !store.profile_dirs().is_empty());
-        if !holds_profiles {
-            let _ = std::fs::remove_dir_all(&root);
-        }
+    for root in emptied.iter().filter(|root| root.exists()) {
+        remove_root_without_profiles(root);
     }
     (removed, kept)
+}
+
+/// Removes the trial root `root` if its profile store holds no profile; answers whether it
+/// held none. The store is opened only where it is (opening one creates its folder).
+fn remove_root_without_profiles(root: &Path) -> bool {
+    let profiles = root.join("profiles");
+    let holds_profiles = profiles.exists()
+        && ProfileStore::open(&profiles).is_ok_and(|store| !store.profile_dirs().is_empty());
+    if !holds_profiles {
+        let _ = std::fs::remove_dir_all(root);
+    }
+    !holds_profiles
 }
 
 /// How long an interrupt waits for the stopped trials' threads to end before it removes
