@@ -39,6 +39,42 @@ async fn late_journal(w: &mut Worker) -> TaskResult {
     browser_fault_suites::late_journal(w).await
 }
 
+/// The reference agent on a site whose send form posts with `fetch` (no navigation starts
+/// at the click, only a request) and that answers every request 1.5 s late, longer than a
+/// click that starts nothing waits for the page to stay quiet.
+#[browser_fault(
+    at = "after_click",
+    effects = "42",
+    timeout = "90s",
+    site = slow_site,
+    every_step = 60
+)]
+async fn careful_slow_site(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::send_hello(w).await
+}
+
+/// `late_journal` on the same site: its recovery sends again, and its duplicate must land
+/// although the agent ends right after its click (it finds worker 1's message already on
+/// the page), while the site is still answering.
+#[browser_fault(
+    at = "after_click",
+    effects = "42",
+    timeout = "90s",
+    site = slow_site,
+    every_step = 60
+)]
+async fn late_journal_slow_site(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::late_journal(w).await
+}
+
+fn slow_site() -> SiteSpec {
+    SiteSpec::fixture(
+        browser_fault::fixtures::SiteConfig::default()
+            .response_delay(std::time::Duration::from_millis(1500))
+            .scripted_send(true),
+    )
+}
+
 #[browser_fault(
     at = ["after_login", "after_target_verified", "after_click", "after_remote_effect"],
     effects = "42",
@@ -191,6 +227,54 @@ fn caught_by_exploration(
     Ok(())
 }
 
+/// The step trial right after `careful_slow_site`'s send (its last click): the send landed
+/// before worker 1 was crashed, so the recovery finds it and confirms it (a crash while the
+/// request was still on its way leaves no effect, and the journal `UNKNOWN`).
+fn slow_site_send_lands(settings: &TrialSettings) -> Result<(), Failed> {
+    let send = explored("careful_slow_site", settings, 0)?
+        .into_iter()
+        .rfind(|t| t.name().ends_with("_click") && t.name().contains("::step::"))
+        .ok_or("careful_slow_site has no step trial after a click")?;
+    let report = browser_fault_suites::run_blocking(&send, settings)?;
+    let evidence = &report.evidence;
+    let last = evidence.checkpoint_trace.last().map(|t| t.to);
+    if report.passed() && evidence.ledger.effects == 1 && last == Some(Checkpoint::RemoteConfirmed)
+    {
+        eprintln!("{}: the send landed before the crash", send.name());
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: the crash came before the send landed: {} effect(s), the journal ends {last:?}, passed {} ({})",
+            send.name(),
+            evidence.ledger.effects,
+            report.passed(),
+            report.evidence_path.display()
+        )
+        .into())
+    }
+}
+
+/// `late_journal_slow_site`'s step trial right after its send is caught by `no_duplicate`:
+/// worker 1's send landed before its crash, and the recovery's second send landed before
+/// its browser was ended.
+fn slow_site_duplicate_lands(settings: &TrialSettings) -> Result<(), Failed> {
+    let send = explored("late_journal_slow_site", settings, 0)?
+        .into_iter()
+        .rfind(|t| t.name().ends_with("_click") && t.name().contains("::step::"))
+        .ok_or("late_journal_slow_site has no step trial after a click")?;
+    let (broken, evidence) = run(&send, settings)?;
+    if broken == [Invariant::NoDuplicate] {
+        eprintln!("{}: caught by no_duplicate", send.name());
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: expected `no_duplicate` alone to break (both sends landed), broke {broken:?} ({evidence})",
+            send.name()
+        )
+        .into())
+    }
+}
+
 /// A seed whose seeded trials of `late_journal` pick its failing step; its replay command,
 /// run 10 times, fails with `no_duplicate` each time.
 fn seeded_replay(settings: &TrialSettings) -> Result<(), Failed> {
@@ -264,7 +348,7 @@ fn main() {
     let mut settings = TrialSettings::from_env();
     settings.snapshot_dir = None;
     type Case = fn(&TrialSettings) -> Result<(), Failed>;
-    let cases: [(&str, Case); 6] = [
+    let cases: [(&str, Case); 8] = [
         ("careful::every_explored_trial_passes", reference_passes),
         ("late_journal::named_boundaries_pass", |s| {
             named_pass("late_journal", s)
@@ -291,6 +375,14 @@ fn main() {
                 "after_target_verified::then::after_click",
             )
         }),
+        (
+            "careful_slow_site::a_send_by_fetch_lands_before_the_crash",
+            slow_site_send_lands,
+        ),
+        (
+            "late_journal_slow_site::a_recovery_that_ends_after_its_click_still_sends",
+            slow_site_duplicate_lands,
+        ),
         (
             "late_journal::seeded_failure_replays_10_of_10",
             seeded_replay,

@@ -231,8 +231,13 @@ fn leak_label(label: &str) -> &'static str {
     leaked
 }
 
+/// How many times a recording is made before its failure is reported: a run that did not go
+/// as its plan says (a browser that did not start under load) is no recording of it.
+const RECORDING_ATTEMPTS: u32 = 3;
+
 /// The recording of `trial`: from the cache when this binary recorded it before, else
-/// recorded now and kept.
+/// recorded now and kept. Only a run that went as planned is kept (see [`unusable`]); one
+/// that did not is made again, up to [`RECORDING_ATTEMPTS`] times.
 async fn recorded(trial: &Trial, settings: &TrialSettings) -> Result<Vec<WorkerRecording>, String> {
     let path = cache_path(trial, settings);
     if let Some(known) = path
@@ -245,13 +250,27 @@ async fn recorded(trial: &Trial, settings: &TrialSettings) -> Result<Vec<WorkerR
     // A recording's evidence stays apart from the run's (reports merge the run's folder).
     let mut apart = settings.clone();
     apart.out_dir = settings.out_dir.join("recordings");
-    let report = run_trial_with(trial, &apart, true).await.map_err(|e| {
-        format!(
-            "recording {} failed: {}",
-            trial.name(),
-            crate::error::error_chain(&e)
-        )
-    })?;
+    let mut attempt = 1;
+    let report = loop {
+        let report = run_trial_with(trial, &apart, true).await.map_err(|e| {
+            format!(
+                "recording {} failed: {}",
+                trial.name(),
+                crate::error::error_chain(&e)
+            )
+        })?;
+        match unusable(trial.plan == FaultPlan::Clean, &report.evidence) {
+            None => break report,
+            Some(why) if attempt >= RECORDING_ATTEMPTS => {
+                return Err(format!(
+                    "recording {} did not go as planned in {attempt} runs, the last one because {why} (see {})",
+                    trial.name(),
+                    report.evidence_path.display()
+                ));
+            }
+            Some(_) => attempt += 1,
+        }
+    };
     let recordings = report.recordings;
     if let Some(path) = path
         && let Some(dir) = path.parent()
@@ -265,6 +284,36 @@ async fn recorded(trial: &Trial, settings: &TrialSettings) -> Result<Vec<WorkerR
         }
     }
     Ok(recordings)
+}
+
+/// Why a recorded run is no recording of its plan, if it is not: its fault did not strike,
+/// or, for the clean run, worker 1 did not run to its end or its browser failed under it.
+/// Trials generated from such a run would test another schedule than they name.
+fn unusable(clean: bool, evidence: &crate::evidence::Evidence) -> Option<String> {
+    use crate::error::{FailureKind, WorkerResult};
+    if !clean {
+        return (!evidence.fault.struck).then(|| {
+            format!(
+                "its fault did not strike ({})",
+                evidence
+                    .fault
+                    .instead
+                    .as_deref()
+                    .unwrap_or("no reason given")
+            )
+        });
+    }
+    let first = evidence.workers.iter().find(|w| w.incarnation == 1)?;
+    match &first.result {
+        None => Some(format!("worker 1 did not run to its end ({:?})", first.end)),
+        Some(WorkerResult::Err(
+            kind @ (FailureKind::BrowserCrashed
+            | FailureKind::Browser
+            | FailureKind::Timeout
+            | FailureKind::Died),
+        )) => Some(format!("worker 1 failed: {kind:?}")),
+        Some(_) => None,
+    }
 }
 
 /// Where `trial`'s recording is kept: keyed by this test binary (its size and time) and the
@@ -357,6 +406,37 @@ mod tests {
         assert_eq!(parse_seed("42"), Some(42));
         assert_eq!(parse_seed(" 0x2a "), Some(42));
         assert_eq!(parse_seed("forty"), None);
+    }
+
+    /// A recording whose worker 1 never got a browser (seen under load: "Chrome instance
+    /// exited"), so its crash at `after_click` never struck.
+    fn without_browser() -> crate::evidence::Evidence {
+        serde_json::from_str(include_str!("testdata/recording_without_browser.json")).unwrap()
+    }
+
+    #[test]
+    fn a_crash_recording_whose_fault_did_not_strike_is_refused() {
+        let mut e = without_browser();
+        let why = unusable(false, &e).expect("refused");
+        assert!(why.contains("did not strike"), "{why}");
+        e.fault.struck = true;
+        assert_eq!(unusable(false, &e), None);
+    }
+
+    #[test]
+    fn a_clean_recording_needs_worker_1_to_end_without_a_browser_failure() {
+        use crate::error::{FailureKind, WorkerResult};
+        use crate::worker::Outcome;
+        let mut e = without_browser();
+        let why = unusable(true, &e).expect("refused");
+        assert!(why.contains("Browser"), "{why}");
+        e.workers[0].result = Some(WorkerResult::Ok(Outcome::Confirmed));
+        assert_eq!(unusable(true, &e), None);
+        // An agent's own verdict is what the clean run recorded, not a failed run.
+        e.workers[0].result = Some(WorkerResult::Err(FailureKind::Scenario));
+        assert_eq!(unusable(true, &e), None);
+        e.workers[0].result = None;
+        assert!(unusable(true, &e).is_some());
     }
 
     #[test]

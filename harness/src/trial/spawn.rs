@@ -325,6 +325,9 @@ pub(crate) async fn run_worker(
             WorkerResult::Err(FailureKind::Panic)
         }
     };
+    // What the last click started reaches the site before the browser is ended, and its
+    // cookies are among those scanned.
+    worker.page().settle_last_click().await;
     let cookie_values = worker.cookie_values().await;
     let tampered = worker.tampering();
     for what in &tampered {

@@ -55,6 +55,11 @@ pub(crate) struct Shared {
     /// What the checks run since the last side effect's verify step began actually checked
     /// (see [`Page::expect_target`]).
     pub(crate) checks: Mutex<Vec<&'static str>>,
+    /// A click was dispatched and no page step has waited for what it started yet (see
+    /// [`Page::click`]).
+    pub(crate) click_pending: std::sync::atomic::AtomicBool,
+    /// A click was dispatched in this worker: its end waits for the requests clicks started.
+    pub(crate) clicked: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -214,6 +219,8 @@ impl Worker {
             site,
             spec,
             checks: Mutex::new(Vec::new()),
+            click_pending: std::sync::atomic::AtomicBool::new(false),
+            clicked: std::sync::atomic::AtomicBool::new(false),
         });
         let mut worker = Worker {
             shared,
@@ -452,9 +459,11 @@ impl Worker {
         Ok(old)
     }
 
-    /// Ends the worker well: quits the browser (and makes sure nothing of its process tree
-    /// is left), releases the lease.
+    /// Ends the worker well: lets what its last click started be answered (see
+    /// [`Page::click`]), quits the browser (and makes sure nothing of its process tree is
+    /// left), releases the lease.
     pub async fn finish(mut self) {
+        self.page().settle_last_click().await;
         self.quit_browser().await;
         self.release_lease();
     }

@@ -10,6 +10,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -77,23 +78,121 @@ struct Location {
 const LOCATION_JS: &str = "return { origin: location.origin, path: location.pathname };";
 
 /// Clicks `arguments[0]` (an element, or a selector looked up at once); answers whether there
-/// was one to click. The click is dispatched from a timer so that the command returns before the navigation
-/// it starts: chromedriver waits for a navigation that begins while it is still finishing the
-/// command. Measured (`benches/browser.rs`, the site holding the navigation 600 ms): a 0 ms
-/// timer (or rAF) was caught 2–3 times in 10, 5–50 ms never; 20 ms keeps a margin and costs
-/// about 30 ms less per click and observed navigation than the 50 ms it replaced.
+/// was one to click. The click is dispatched from a timer so that the command returns before
+/// the navigation it starts: chromedriver waits for a navigation that begins while it is
+/// still finishing the command. Measured (`benches/browser.rs`, the site holding the
+/// navigation 600 ms): a 0 ms timer (or rAF) was caught 2–3 times in 10, 5–50 ms never;
+/// 20 ms keeps a margin and costs about 30 ms less per click and observed navigation than
+/// the 50 ms it replaced.
+///
+/// First it puts a watch on the document (`window.__browserFaultWatch`, once per document)
+/// that counts clicks dispatched and done, whether a navigation to another document has
+/// begun (the Navigation API's `navigate` event, which fires as it begins, before its
+/// request is sent), and the requests the page has pending (`fetch`, `XMLHttpRequest`). The
+/// next step waits on it ([`SETTLE_JS`]), so it never reads the page the click is leaving.
 const CLICK_JS: &str = r#"
 const t = arguments[0];
 const el = typeof t === 'string' ? document.querySelector(t) : t;
 if (!el) return false;
+let s = window.__browserFaultWatch;
+if (!s) {
+  s = { clicks: 0, clicked: 0, navigating: false, requests: 0, listeners: new Set() };
+  window.__browserFaultWatch = s;
+  const bump = () => { for (const f of [...s.listeners]) f(); };
+  s.bump = bump;
+  if (window.navigation) {
+    navigation.addEventListener('navigate', (e) => {
+      if (!e.destination.sameDocument) { s.navigating = true; bump(); }
+    });
+    // An intercepted navigation stays in this document and ends with one of these.
+    const ended = () => { s.navigating = false; bump(); };
+    navigation.addEventListener('navigatesuccess', ended);
+    navigation.addEventListener('navigateerror', ended);
+  } else {
+    window.addEventListener('beforeunload', () => { s.navigating = true; bump(); });
+  }
+  const begin = () => { s.requests += 1; bump(); };
+  const end = () => { s.requests -= 1; bump(); };
+  const fetch0 = window.fetch;
+  if (typeof fetch0 === 'function') {
+    window.fetch = function (...args) {
+      begin();
+      let p;
+      try { p = fetch0.apply(this, args); } catch (e) { end(); throw e; }
+      p.then(end, end);
+      return p;
+    };
+  }
+  const send0 = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function (...args) {
+    begin();
+    this.addEventListener('loadend', end, { once: true });
+    try { return send0.apply(this, args); } catch (e) { end(); throw e; }
+  };
+}
+s.clicks += 1;
 el.scrollIntoView({ block: 'center' });
-setTimeout(() => el.click(), 20);
+setTimeout(() => { try { el.click(); } finally { s.clicked += 1; s.bump(); } }, 20);
 return true;
 "#;
 
-/// How long a click that the worker is crashed right after waits, on an unchanged and
-/// loaded page, for a navigation to start before it counts as one that navigates nowhere.
-const SETTLE_NO_NAVIGATION: Duration = Duration::from_millis(1000);
+/// Answers once what the clicks of [`CLICK_JS`] started is answered: `"new"` when the page
+/// is another document (the navigation a click started was answered); else once every
+/// dispatched click is done, no navigation to another document has begun, the document has
+/// loaded and, with `arguments[2]`, no request is pending: `"idle"` at once, or `"quiet"`
+/// once that has lasted `arguments[0]` ms (when > 0); `"busy"` when that was not so after
+/// `arguments[1]` ms. Event-driven: the watch calls back on each change. A
+/// navigation that begins unloads this document, which ends the script with an error: the
+/// caller asks again, and chromedriver answers on the new document.
+const SETTLE_JS: &str = r#"
+const done = arguments[arguments.length - 1];
+const quiet = arguments[0], limit = arguments[1], requests = arguments[2] === true;
+const s = window.__browserFaultWatch;
+if (!s) { done('new'); return; }
+const t0 = performance.now();
+let timer = 0;
+const finish = (answer) => {
+  clearTimeout(timer);
+  s.listeners.delete(decide);
+  document.removeEventListener('readystatechange', decide);
+  done(answer);
+};
+function decide() {
+  clearTimeout(timer);
+  const left = limit - (performance.now() - t0);
+  const idle = s.clicked >= s.clicks && !s.navigating && document.readyState === 'complete'
+    && (!requests || s.requests <= 0);
+  if (idle && quiet <= 0) {
+    finish('idle');
+  } else if (idle) {
+    timer = setTimeout(() => finish('quiet'), quiet);
+  } else if (left <= 0) {
+    finish('busy');
+  } else {
+    timer = setTimeout(decide, left);
+  }
+}
+s.listeners.add(decide);
+document.addEventListener('readystatechange', decide);
+decide();
+"#;
+
+/// How long the page of a click worker 1 is crashed right after must stay quiet (no
+/// navigation begun, no request pending, the document loaded) before the click counts as
+/// one that sends nothing. A click that navigates or fetches is seen as it starts, not by
+/// this wait.
+const SETTLE_QUIET: Duration = Duration::from_millis(1000);
+
+/// How long a click worker 1 is crashed right after, or the last click of a worker that
+/// ends, waits for the navigation or requests it started to be answered before the worker
+/// goes on all the same (a form answered `204 No Content` begins a navigation that never
+/// replaces the page); below chromedriver's script timeout.
+const SETTLE_BUSY_LIMIT: Duration = Duration::from_secs(20);
+
+/// How long the step after a click waits for the click to be done and the navigation it
+/// began to be answered before it runs on the page as it is. A held response keeps
+/// chromedriver's command waiting anyway; this bounds only a navigation that never ends.
+const SETTLE_NEXT_STEP_LIMIT: Duration = Duration::from_secs(5);
 
 /// How long a click waits for chromedriver's answer before it counts the click as dispatched
 /// (see [`Page::click`]). The script itself takes a few ms; only a navigation that the site
@@ -188,7 +287,11 @@ impl Page {
         }
         let limit = self.shared.spec.step_timeout;
         let started = Instant::now();
-        let outcome = tokio::time::timeout(limit, fut).await;
+        let outcome = tokio::time::timeout(limit, async {
+            self.settle_after_click().await;
+            fut.await
+        })
+        .await;
         self.shared.fault.add_browser_time(started.elapsed());
         super::trace(&self.shared.log, || {
             format!("step {name} {} ms", started.elapsed().as_millis())
@@ -405,7 +508,11 @@ impl Page {
     }
 
     /// Clicks the element matching `selector` once it is there. Returns when the click is
-    /// dispatched, not when a navigation it starts has finished: the next step waits for that.
+    /// dispatched, not when a navigation it starts has finished: the next step first waits
+    /// until the click is done and that navigation has its new document (so it never reads
+    /// the page the click is leaving), and a worker that ends right after a click first lets
+    /// the navigation or requests it started be answered (so they reach the site before its
+    /// browser is ended, in every run).
     pub fn click(
         &self,
         selector: &str,
@@ -418,16 +525,17 @@ impl Page {
                     // The worker is crashed right after this click: the crash must come after
                     // the request reached the site, in every run, not whenever the kill
                     // overtakes it.
-                    let el = this.wait_element(&selector).await?;
-                    return this.click_and_settle(el).await;
+                    return this.click_and_settle(&selector).await;
                 }
                 // Usually the element is there: looked up and clicked in one command.
-                if this.dispatch_click(serde_json::json!(selector)).await? {
-                    return Ok(());
+                if !this.dispatch_click(serde_json::json!(selector)).await? {
+                    let el = this.wait_element(&selector).await?;
+                    let arg = el.to_json().map_err(BrowserError::from)?;
+                    this.dispatch_click(arg).await?;
                 }
-                let el = this.wait_element(&selector).await?;
-                let arg = el.to_json().map_err(BrowserError::from)?;
-                this.dispatch_click(arg).await?;
+                // The next step (or the worker's end) waits for what it started.
+                this.shared.click_pending.store(true, Ordering::Release);
+                this.shared.clicked.store(true, Ordering::Release);
                 Ok(())
             })
             .await
@@ -466,37 +574,96 @@ impl Page {
         }
     }
 
-    /// Clicks `el` and returns once the navigation the click started has loaded its new
-    /// document (the site answered the request), or once the page has stayed the same
-    /// document, fully loaded, for [`SETTLE_NO_NAVIGATION`] (the click navigated nowhere).
-    async fn click_and_settle(&self, el: WebElement) -> Result<(), TaskError> {
+    /// Clicks `selector` ([`CLICK_JS`]) and returns once what the click started was
+    /// answered: the navigation's new document is there, or every request the page made is
+    /// answered and the page stayed quiet for [`SETTLE_QUIET`] (a click that sends nothing).
+    /// So the crash that follows comes after the request reached the site in every run,
+    /// under any load: no timing window decides whether a navigation that began late is seen.
+    async fn click_and_settle(&self, selector: &str) -> Result<(), TaskError> {
+        if !self.dispatch_click(serde_json::json!(selector)).await? {
+            let el = self.wait_element(selector).await?;
+            let arg = el.to_json().map_err(BrowserError::from)?;
+            self.dispatch_click(arg).await?;
+        }
+        let answer = self.settle(SETTLE_QUIET, SETTLE_BUSY_LIMIT, true).await?;
+        if answer == "busy" {
+            self.shared.log.line(&format!(
+                "click: a navigation or request it started was not answered within {} s; crashing after it all the same",
+                SETTLE_BUSY_LIMIT.as_secs()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Waits until what the clicks on this page started is answered ([`SETTLE_JS`] with
+    /// `quiet`, `limit` and whether pending requests count); returns its answer (`"new"`,
+    /// `"idle"`, `"quiet"` or `"busy"`).
+    async fn settle(
+        &self,
+        quiet: Duration,
+        limit: Duration,
+        requests: bool,
+    ) -> Result<String, TaskError> {
         let driver = self.driver()?;
-        driver
-            .execute("window.__browserFaultClicked = 1;", Vec::new())
-            .await
-            .map_err(BrowserError::from)?;
-        el.click().await.map_err(BrowserError::from)?;
-        let mut same_since: Option<Instant> = None;
+        let args = vec![
+            serde_json::json!(u64::try_from(quiet.as_millis()).unwrap_or(u64::MAX)),
+            serde_json::json!(u64::try_from(limit.as_millis()).unwrap_or(u64::MAX)),
+            serde_json::json!(requests),
+        ];
+        let mut gone = 0;
         loop {
-            // chromedriver runs a script once a pending navigation has loaded.
-            let answer = driver
-                .execute(
-                    "return [window.__browserFaultClicked === 1, document.readyState];",
-                    Vec::new(),
-                )
-                .await
-                .map_err(BrowserError::from)?;
-            let (same, state): (bool, String) = answer.convert().unwrap_or((false, String::new()));
-            if !same {
-                return Ok(());
-            }
-            if state == "complete" {
-                let since = *same_since.get_or_insert_with(Instant::now);
-                if since.elapsed() >= SETTLE_NO_NAVIGATION {
-                    return Ok(());
+            // chromedriver runs the script on the new document once a navigation has
+            // loaded it; one that unloads the page under the script ends it with an error.
+            match driver.execute_async(SETTLE_JS, args.clone()).await {
+                Ok(answer) => return Ok(answer.json().as_str().unwrap_or("new").to_owned()),
+                Err(e) if is_page_gone(&e) && gone < PAGE_GONE_RETRIES && self.browser_alive() => {
+                    gone += 1;
                 }
+                Err(e) => return Err(BrowserError::from(e).into()),
             }
-            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// After a click, before the next step: waits until the click is done and a navigation
+    /// it began has its new document, so that no step reads or drives the page the click is
+    /// leaving (an agent that looks for its message right after clicking send must not find
+    /// the one an earlier worker sent on the old page). Bounded by
+    /// [`SETTLE_NEXT_STEP_LIMIT`]; a failure here is left for the step itself to meet.
+    async fn settle_after_click(&self) {
+        if !self.shared.click_pending.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        if let Err(e) = self
+            .settle(Duration::ZERO, SETTLE_NEXT_STEP_LIMIT, false)
+            .await
+        {
+            self.shared.log.line(&format!(
+                "click: could not see it settle ({}); going on",
+                crate::error::error_chain(&e)
+            ));
+        }
+    }
+
+    /// When the worker clicked: waits until what its clicks started on the current page (a
+    /// navigation, requests) is answered, up to [`SETTLE_BUSY_LIMIT`], so that a worker that
+    /// ends right after a click has its request reach the site before its browser is ended,
+    /// in every run. The oracle then judges what the agent sent, not how fast it was killed.
+    /// One command when nothing is pending.
+    pub(crate) async fn settle_last_click(&self) {
+        self.shared.click_pending.store(false, Ordering::Release);
+        if !self.shared.clicked.swap(false, Ordering::AcqRel) || self.shared.fault.halted() {
+            return;
+        }
+        match self.settle(Duration::ZERO, SETTLE_BUSY_LIMIT, true).await {
+            Ok(answer) if answer == "busy" => self.shared.log.line(&format!(
+                "last click: what it started was not answered within {} s",
+                SETTLE_BUSY_LIMIT.as_secs()
+            )),
+            Ok(_) => {}
+            Err(e) => self.shared.log.line(&format!(
+                "last click: could not see it settle ({})",
+                crate::error::error_chain(&e)
+            )),
         }
     }
 
