@@ -135,6 +135,17 @@ fn explored(name: &str, settings: &TrialSettings, seed: u64) -> Result<Vec<Trial
     trial::explore(scenario(name), settings, seed).map_err(Failed::from)
 }
 
+/// The step trial that crashes `name`'s worker 1 right after its send: its last click (the
+/// first one signs in).
+fn send_step(name: &str, settings: &TrialSettings) -> Result<Trial, Failed> {
+    explored(name, settings, 0)?
+        .into_iter()
+        .rfind(|t| {
+            t.seeded.is_none() && t.name().ends_with("_click") && t.name().contains("::step::")
+        })
+        .ok_or_else(|| format!("{name} has no step trial after a click").into())
+}
+
 fn failures(results: &[(String, Vec<Invariant>, String)]) -> Vec<String> {
     results
         .iter()
@@ -231,10 +242,7 @@ fn caught_by_exploration(
 /// before worker 1 was crashed, so the recovery finds it and confirms it (a crash while the
 /// request was still on its way leaves no effect, and the journal `UNKNOWN`).
 fn slow_site_send_lands(settings: &TrialSettings) -> Result<(), Failed> {
-    let send = explored("careful_slow_site", settings, 0)?
-        .into_iter()
-        .rfind(|t| t.name().ends_with("_click") && t.name().contains("::step::"))
-        .ok_or("careful_slow_site has no step trial after a click")?;
+    let send = send_step("careful_slow_site", settings)?;
     let report = browser_fault_suites::run_blocking(&send, settings)?;
     let evidence = &report.evidence;
     let last = evidence.checkpoint_trace.last().map(|t| t.to);
@@ -258,10 +266,7 @@ fn slow_site_send_lands(settings: &TrialSettings) -> Result<(), Failed> {
 /// worker 1's send landed before its crash, and the recovery's second send landed before
 /// its browser was ended.
 fn slow_site_duplicate_lands(settings: &TrialSettings) -> Result<(), Failed> {
-    let send = explored("late_journal_slow_site", settings, 0)?
-        .into_iter()
-        .rfind(|t| t.name().ends_with("_click") && t.name().contains("::step::"))
-        .ok_or("late_journal_slow_site has no step trial after a click")?;
+    let send = send_step("late_journal_slow_site", settings)?;
     let (broken, evidence) = run(&send, settings)?;
     if broken == [Invariant::NoDuplicate] {
         eprintln!("{}: caught by no_duplicate", send.name());
@@ -278,13 +283,7 @@ fn slow_site_duplicate_lands(settings: &TrialSettings) -> Result<(), Failed> {
 /// A seed whose seeded trials of `late_journal` pick its failing step; its replay command,
 /// run 10 times, fails with `no_duplicate` each time.
 fn seeded_replay(settings: &TrialSettings) -> Result<(), Failed> {
-    // Its last click is the send (the first one signs in).
-    let failing = explored("late_journal", settings, 0)?
-        .into_iter()
-        .rfind(|t| {
-            t.seeded.is_none() && t.name().ends_with("_click") && t.name().contains("::step::")
-        })
-        .ok_or("late_journal has no step trial after a click")?;
+    let failing = send_step("late_journal", settings)?;
     let mut chosen = None;
     for seed in 0..200u64 {
         let trials = explored("late_journal", settings, seed)?;

@@ -177,6 +177,15 @@ document.addEventListener('readystatechange', decide);
 decide();
 "#;
 
+/// What [`SETTLE_JS`] saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Settled {
+    /// What the clicks started was answered (or they started nothing).
+    Answered,
+    /// A navigation or request was still pending at the limit.
+    Busy,
+}
+
 /// How long the page of a click worker 1 is crashed right after must stay quiet (no
 /// navigation begun, no request pending, the document loaded) before the click counts as
 /// one that sends nothing. A click that navigates or fetches is seen as it starts, not by
@@ -365,13 +374,25 @@ impl Page {
     /// yet parsed: the agent took itself for signed in, and the trial's fault never struck.
     /// One command when the page has loaded (the usual case).
     async fn wait_loaded(&self) -> Result<(), TaskError> {
+        self.execute_async_on_last_document(LOADED_JS, Vec::new())
+            .await
+            .map(drop)
+    }
+
+    /// Runs the async script `js` and returns its answer; when a navigation replaces the
+    /// document under it, runs it again on the next one (chromedriver runs a script once a
+    /// pending navigation has loaded), up to [`PAGE_GONE_RETRIES`] times in a row.
+    async fn execute_async_on_last_document(
+        &self,
+        js: &str,
+        args: Vec<serde_json::Value>,
+    ) -> Result<serde_json::Value, TaskError> {
         let driver = self.driver()?;
         let mut gone = 0;
         loop {
-            match driver.execute_async(LOADED_JS, Vec::new()).await {
-                Ok(_) => return Ok(()),
+            match driver.execute_async(js, args.clone()).await {
+                Ok(answer) => return Ok(answer.json().clone()),
                 Err(e) if is_page_gone(&e) && gone < PAGE_GONE_RETRIES && self.browser_alive() => {
-                    // A navigation replaced the document under the script: wait for the next.
                     gone += 1;
                 }
                 Err(e) => return Err(BrowserError::from(e).into()),
@@ -527,12 +548,7 @@ impl Page {
                     // overtakes it.
                     return this.click_and_settle(&selector).await;
                 }
-                // Usually the element is there: looked up and clicked in one command.
-                if !this.dispatch_click(serde_json::json!(selector)).await? {
-                    let el = this.wait_element(&selector).await?;
-                    let arg = el.to_json().map_err(BrowserError::from)?;
-                    this.dispatch_click(arg).await?;
-                }
+                this.click_once_there(&selector).await?;
                 // The next step (or the worker's end) waits for what it started.
                 this.shared.click_pending.store(true, Ordering::Release);
                 this.shared.clicked.store(true, Ordering::Release);
@@ -540,6 +556,17 @@ impl Page {
             })
             .await
         }
+    }
+
+    /// Clicks `selector` ([`CLICK_JS`]): usually the element is there, looked up and clicked
+    /// in one command; else once it appears.
+    async fn click_once_there(&self, selector: &str) -> Result<(), TaskError> {
+        if !self.dispatch_click(serde_json::json!(selector)).await? {
+            let el = self.wait_element(selector).await?;
+            let arg = el.to_json().map_err(BrowserError::from)?;
+            self.dispatch_click(arg).await?;
+        }
+        Ok(())
     }
 
     /// Runs [`CLICK_JS`] on `target` (an element or a selector); returns whether the click
@@ -580,13 +607,8 @@ impl Page {
     /// So the crash that follows comes after the request reached the site in every run,
     /// under any load: no timing window decides whether a navigation that began late is seen.
     async fn click_and_settle(&self, selector: &str) -> Result<(), TaskError> {
-        if !self.dispatch_click(serde_json::json!(selector)).await? {
-            let el = self.wait_element(selector).await?;
-            let arg = el.to_json().map_err(BrowserError::from)?;
-            self.dispatch_click(arg).await?;
-        }
-        let answer = self.settle(SETTLE_QUIET, SETTLE_BUSY_LIMIT, true).await?;
-        if answer == "busy" {
+        self.click_once_there(selector).await?;
+        if self.settle(SETTLE_QUIET, SETTLE_BUSY_LIMIT, true).await? == Settled::Busy {
             self.shared.log.line(&format!(
                 "click: a navigation or request it started was not answered within {} s; crashing after it all the same",
                 SETTLE_BUSY_LIMIT.as_secs()
@@ -596,32 +618,25 @@ impl Page {
     }
 
     /// Waits until what the clicks on this page started is answered ([`SETTLE_JS`] with
-    /// `quiet`, `limit` and whether pending requests count); returns its answer (`"new"`,
-    /// `"idle"`, `"quiet"` or `"busy"`).
+    /// `quiet`, `limit` and whether pending requests count).
     async fn settle(
         &self,
         quiet: Duration,
         limit: Duration,
         requests: bool,
-    ) -> Result<String, TaskError> {
-        let driver = self.driver()?;
+    ) -> Result<Settled, TaskError> {
+        let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
         let args = vec![
-            serde_json::json!(u64::try_from(quiet.as_millis()).unwrap_or(u64::MAX)),
-            serde_json::json!(u64::try_from(limit.as_millis()).unwrap_or(u64::MAX)),
+            serde_json::json!(ms(quiet)),
+            serde_json::json!(ms(limit)),
             serde_json::json!(requests),
         ];
-        let mut gone = 0;
-        loop {
-            // chromedriver runs the script on the new document once a navigation has
-            // loaded it; one that unloads the page under the script ends it with an error.
-            match driver.execute_async(SETTLE_JS, args.clone()).await {
-                Ok(answer) => return Ok(answer.json().as_str().unwrap_or("new").to_owned()),
-                Err(e) if is_page_gone(&e) && gone < PAGE_GONE_RETRIES && self.browser_alive() => {
-                    gone += 1;
-                }
-                Err(e) => return Err(BrowserError::from(e).into()),
-            }
-        }
+        let answer = self.execute_async_on_last_document(SETTLE_JS, args).await?;
+        Ok(if answer.as_str() == Some("busy") {
+            Settled::Busy
+        } else {
+            Settled::Answered
+        })
     }
 
     /// After a click, before the next step: waits until the click is done and a navigation
@@ -655,11 +670,11 @@ impl Page {
             return;
         }
         match self.settle(Duration::ZERO, SETTLE_BUSY_LIMIT, true).await {
-            Ok(answer) if answer == "busy" => self.shared.log.line(&format!(
+            Ok(Settled::Busy) => self.shared.log.line(&format!(
                 "last click: what it started was not answered within {} s",
                 SETTLE_BUSY_LIMIT.as_secs()
             )),
-            Ok(_) => {}
+            Ok(Settled::Answered) => {}
             Err(e) => self.shared.log.line(&format!(
                 "last click: could not see it settle ({})",
                 crate::error::error_chain(&e)
