@@ -3,9 +3,11 @@
 //! dev-dependency. Its trials list under their stable names, its careful agent passes, and
 //! its faulty agent fails with a message naming the invariant, the boundary and the evidence.
 //!
-//! The inner cargo builds into `<target>/downstream` (`CARGO_TARGET_DIR`, else the
-//! workspace's `target/`), a folder of its own, so it never waits on the outer cargo's lock.
-//! It runs `--locked`: a change to browser-fault's dependencies needs the example's lock
+//! The inner cargo builds into the workspace's own target folder (`CARGO_TARGET_DIR`, else
+//! `target/`), so it reuses every dependency the workspace already built (the example's
+//! Cargo.toml repeats the workspace's dev profile for that): about 4 crates to compile
+//! instead of the whole tree. The outer cargo holds no lock on that folder while its test
+//! binaries run, so the inner one never waits. It runs `--locked`: a change to browser-fault's dependencies needs the example's lock
 //! refreshed (`cargo update --manifest-path examples/downstream/Cargo.toml --workspace`),
 //! and a change to the evidence its snapshots (`INSTA_UPDATE=always cargo test
 //! --manifest-path examples/downstream/Cargo.toml -- send_hello`, then read the diff).
@@ -40,6 +42,13 @@ fn workspace() -> &'static Path {
         .expect("suites/ is inside the workspace")
 }
 
+/// The target folder the inner cargo shares with the workspace.
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target"))
+}
+
 /// `cargo test --test agent -- <args>` in the downstream crate.
 fn cargo_test_agent(args: &[&str]) -> Output {
     cargo_test_agent_with(args, &[])
@@ -48,10 +57,7 @@ fn cargo_test_agent(args: &[&str]) -> Output {
 /// [`cargo_test_agent`] with more environment variables.
 fn cargo_test_agent_with(args: &[&str], env: &[(&str, &str)]) -> Output {
     let _one_at_a_time = INNER_CARGO.lock().unwrap_or_else(PoisonError::into_inner);
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("target"))
-        .join("downstream");
+    let target = target_dir();
     let manifest = workspace().join("examples/downstream/Cargo.toml");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(cargo)
@@ -61,7 +67,8 @@ fn cargo_test_agent_with(args: &[&str], env: &[(&str, &str)]) -> Output {
         .args(["--locked", "--test", "agent", "--"])
         .args(args)
         .env("CARGO_TARGET_DIR", &target)
-        // Evidence lands in the inner target folder; snapshots in the crate's own folder.
+        // Evidence lands in the target folder's `browser-fault/` (the default a user gets);
+        // snapshots in the crate's own folder.
         .env_remove("BROWSER_FAULT_OUT")
         .env_remove("BROWSER_FAULT_SNAPSHOTS")
         .envs(env.iter().copied())
@@ -145,12 +152,14 @@ fn the_faulty_agent_fails_naming_invariant_boundary_and_evidence() {
         .lines()
         .find_map(|l| l.trim().strip_prefix("evidence: "))
         .expect("the failure names its evidence");
-    assert!(
-        evidence.ends_with(&format!(
-            "/downstream/browser-fault/evidence/{}/evidence.json",
-            FAULTY.replace("::", "__")
-        )),
-        "evidence at an unexpected place: {evidence}"
+    let expected = target_dir()
+        .join("browser-fault/evidence")
+        .join(FAULTY.replace("::", "__"))
+        .join("evidence.json");
+    assert_eq!(
+        Path::new(evidence),
+        expected,
+        "evidence at an unexpected place"
     );
     assert!(
         Path::new(evidence).is_file(),
