@@ -18,7 +18,8 @@ use std::path::PathBuf;
 
 use sha2::Digest;
 
-use super::engine::{WorkerRecording, run_trial_with};
+use super::conclude::WorkerRecording;
+use super::engine::run_trial_with;
 use super::{FaultPlan, Trial, TrialSettings};
 use crate::plan::{Boundary, Variant};
 use crate::scenario::Scenario;

@@ -5,7 +5,11 @@
 //! `hazard`), then the variant. Names do not depend on anything but the registration, so
 //! filters, nextest partitions and JUnit reports stay meaningful from run to run.
 
+mod conclude;
+mod context;
+mod drive;
 mod engine;
+mod error;
 pub(crate) mod explore;
 mod faults;
 pub(crate) mod interrupt;
@@ -18,7 +22,9 @@ use std::fmt;
 
 use serde::Serialize;
 
-pub use engine::{SetupError, TrialError, TrialReport, run_trial};
+pub use conclude::TrialReport;
+pub use engine::run_trial;
+pub use error::{SetupError, TrialError};
 pub use explore::{SEED_ENV, explore, replay_command, run_seed};
 pub use interrupt::{EXIT_INTERRUPTED, EXIT_TERMINATED};
 pub use settings::TrialSettings;

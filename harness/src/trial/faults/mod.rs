@@ -8,6 +8,7 @@
 //! trial and asks the unit at each. Adding a variant to a boundary is one edit of that
 //! boundary's file here: its [`Variant`] constant, its entry in `VARIANTS`, and its unit.
 
+mod account_switch;
 pub(super) mod after_click;
 mod after_login;
 mod after_target_verified;
@@ -18,26 +19,12 @@ mod stale_profile_restore;
 mod step;
 
 use super::FaultPlan;
-use super::engine::{Engine, Tracked, TrialError};
+use super::context::{AtStrike, UnitCtx};
+use super::drive::{Strike, Tracked};
+use super::error::TrialError;
 use crate::evidence::{WorkerEnd, WorkerEvidence};
 use crate::plan::{Boundary, Variant};
 use crate::site::SiteSpec;
-
-/// What worker 1 reported at its fault point.
-pub(super) struct Strike {
-    /// For a step: the step the worker had just completed.
-    pub(super) step: Option<crate::fault::Step>,
-    /// Its browser's process id, when the worker knows it.
-    pub(super) browser_pid: Option<u32>,
-}
-
-/// What a unit did to worker 1 at its fault point.
-pub(super) enum AtStrike {
-    /// Crash it (SIGKILL of its process group, or an abort): the default.
-    Crash,
-    /// It was let go and lives on; the engine follows it further.
-    Resumed,
-}
 
 /// One fault: a boundary in one of its variants, or a hazard.
 #[async_trait::async_trait]
@@ -96,7 +83,7 @@ pub(super) trait FaultUnit: Send + Sync {
     }
 
     /// Before any worker starts: backups, arming the site.
-    async fn prepare(&self, e: &mut Engine<'_>) -> Result<(), TrialError> {
+    async fn prepare(&self, e: &mut UnitCtx<'_, '_>) -> Result<(), TrialError> {
         let _ = e;
         Ok(())
     }
@@ -104,7 +91,7 @@ pub(super) trait FaultUnit: Send + Sync {
     /// A first phase of the unit's own, instead of the engine's (worker 1 up to its fault
     /// point, and on to its end unless it is crashed there). Returns whether it ran one; the
     /// workers it ran go in `e.workers`, worker 1 first.
-    async fn own_first_phase(&self, e: &mut Engine<'_>) -> Result<bool, TrialError> {
+    async fn own_first_phase(&self, e: &mut UnitCtx<'_, '_>) -> Result<bool, TrialError> {
         let _ = e;
         Ok(false)
     }
@@ -112,7 +99,7 @@ pub(super) trait FaultUnit: Send + Sync {
     /// Worker 1 reached its armed point. Workers the unit spawns meanwhile go in `later`.
     async fn at_strike(
         &self,
-        e: &mut Engine<'_>,
+        e: &mut UnitCtx<'_, '_>,
         first: &mut Tracked,
         strike: Strike,
         later: &mut Vec<Tracked>,
@@ -123,7 +110,7 @@ pub(super) trait FaultUnit: Send + Sync {
 
     /// Worker 1 was crashed and the fault struck: change the world before the recovery.
     /// An `Err` says why the fault did not strike after all.
-    async fn while_down(&self, e: &mut Engine<'_>) -> Result<(), String> {
+    async fn while_down(&self, e: &mut UnitCtx<'_, '_>) -> Result<(), String> {
         let _ = e;
         Ok(())
     }

@@ -1,9 +1,11 @@
 //! `every_step`: worker 1 is crashed right after its step N (a browser command or a journal
 //! write), numbered as a recorded clean run made them; and that clean run itself.
 
-use super::{AtStrike, FaultUnit, Strike};
+use super::FaultUnit;
 use crate::plan::Boundary;
-use crate::trial::engine::{Engine, Tracked, TrialError};
+use crate::trial::context::{AtStrike, UnitCtx};
+use crate::trial::drive::{Strike, Tracked};
+use crate::trial::error::TrialError;
 
 /// A crash right after step `step`.
 #[derive(Clone, Copy)]
@@ -31,7 +33,7 @@ impl FaultUnit for StepCrash {
 
     async fn at_strike(
         &self,
-        e: &mut Engine<'_>,
+        e: &mut UnitCtx<'_, '_>,
         _first: &mut Tracked,
         strike: Strike,
         _later: &mut Vec<Tracked>,
