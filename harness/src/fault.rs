@@ -1,7 +1,7 @@
 //! The fault engine's worker side: the fault points inside the worker's primitives, and the
 //! channel on which a worker reports to the trial that runs it.
 //!
-//! A worker is armed with at most one [`Boundary`]. When it crosses that boundary it takes a
+//! A worker is armed with at most one [`FaultPoint`]. When it crosses that point it takes a
 //! screenshot, reports [`WorkerEvent::Boundary`] and waits for the trial's word. For a crash
 //! boundary the word never comes: in `kill` mode the trial SIGKILLs the worker's process
 //! group; in `abort` mode it drops the worker's task. For `browser_crash` the trial kills the
@@ -16,7 +16,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::error::WorkerResult;
-use crate::plan::Boundary;
+use crate::plan::FaultPoint;
 
 /// A file the fault point wrote, named in evidence by file name and hash.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,7 +60,7 @@ pub enum WorkerEvent {
     /// The worker reached its armed boundary and waits.
     Boundary {
         /// Which.
-        boundary: Boundary,
+        boundary: FaultPoint,
         /// The screenshot taken at the fault point.
         screenshot: Option<ScreenshotRef>,
         /// The browser's pid, so the trial can kill just the browser.
@@ -71,7 +71,7 @@ pub enum WorkerEvent {
         /// show, whatever the site declared.
         #[serde(default)]
         cookie_values: Vec<String>,
-        /// For [`Boundary::AfterStep`]: the step the worker had just completed.
+        /// For [`FaultPoint::AfterStep`]: the step the worker had just completed.
         #[serde(default)]
         step: Option<Step>,
     },
@@ -80,7 +80,7 @@ pub enum WorkerEvent {
     /// A recording worker crossed a boundary's fault point (armed or not).
     Crossed {
         /// Which.
-        boundary: Boundary,
+        boundary: FaultPoint,
     },
     /// The worker checked its profile against the journal: what makes it untrustworthy (a
     /// rollback, another browser version). Sent at start, and again after a migration.
@@ -155,7 +155,7 @@ pub(crate) enum Channel {
 /// The worker side of the fault engine.
 #[derive(Debug)]
 pub struct FaultHook {
-    armed: Option<Boundary>,
+    armed: Option<FaultPoint>,
     channel: Channel,
     screenshot_dir: Option<PathBuf>,
     struck: Mutex<bool>,
@@ -188,7 +188,7 @@ impl FaultHook {
     }
 
     pub(crate) fn new(
-        armed: Option<Boundary>,
+        armed: Option<FaultPoint>,
         channel: Channel,
         screenshot_dir: Option<PathBuf>,
     ) -> Self {
@@ -249,7 +249,7 @@ impl FaultHook {
             *self.struck.lock().unwrap_or_else(|p| p.into_inner()) = true;
             self.halted.store(true, Ordering::Release);
             WorkerEvent::Boundary {
-                boundary: Boundary::AfterStep,
+                boundary: FaultPoint::AfterStep,
                 screenshot: None,
                 browser_pid,
                 timing: self.timing(),
@@ -336,7 +336,7 @@ impl FaultHook {
     }
 
     /// A recording worker reports crossing `boundary`'s fault point.
-    pub(crate) async fn crossed(&self, boundary: Boundary) {
+    pub(crate) async fn crossed(&self, boundary: FaultPoint) {
         if self.recording {
             self.report(WorkerEvent::Crossed { boundary }).await;
         }
@@ -344,7 +344,7 @@ impl FaultHook {
 
     /// Connects a `kill`-mode worker to its trial's socket.
     pub(crate) async fn connect(
-        armed: Option<Boundary>,
+        armed: Option<FaultPoint>,
         socket: &std::path::Path,
         screenshot_dir: Option<PathBuf>,
     ) -> std::io::Result<Self> {
@@ -358,13 +358,13 @@ impl FaultHook {
     }
 
     /// The boundary this worker is armed with.
-    pub fn armed(&self) -> Option<Boundary> {
+    pub fn armed(&self) -> Option<FaultPoint> {
         self.armed
     }
 
     /// Whether `boundary` is armed and not yet struck. One comparison when unarmed.
     #[inline]
-    pub fn is_armed_for(&self, boundary: Boundary) -> bool {
+    pub fn is_armed_for(&self, boundary: FaultPoint) -> bool {
         self.armed == Some(boundary) && !*self.struck.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -393,7 +393,7 @@ impl FaultHook {
     /// crash, never comes).
     pub(crate) async fn strike(
         &self,
-        boundary: Boundary,
+        boundary: FaultPoint,
         screenshot: Option<ScreenshotRef>,
         browser_pid: Option<u32>,
         cookie_values: Vec<String>,

@@ -17,7 +17,7 @@ use crate::evidence::{
 use crate::fault::{FaultRecord, ScreenshotRef, Step, ms};
 use crate::journal::{BrowserSessionRecord, CheckpointTransition, SideEffectRecord};
 use crate::oracle::{Facts, LeakedProfile, judge};
-use crate::plan::Boundary;
+use crate::plan::FaultPoint;
 use crate::site::RemoteEffect;
 
 /// What a trial produced.
@@ -37,7 +37,7 @@ pub struct TrialReport {
 pub(crate) struct WorkerRecording {
     pub(crate) incarnation: u32,
     pub(crate) steps: Vec<Step>,
-    pub(crate) crossed: Vec<Boundary>,
+    pub(crate) crossed: Vec<FaultPoint>,
     /// Whether the worker ran to its end (not crashed, not timed out).
     pub(crate) finished: bool,
 }
@@ -65,7 +65,7 @@ impl TrialReport {
             .iter()
             .find_map(|w| w.struck_step.as_ref());
         let at = match (self.evidence.boundary, self.evidence.hazard) {
-            (Some(Boundary::AfterStep), _) => match step {
+            (Some(FaultPoint::AfterStep), _) => match step {
                 Some(step) => format!("right after step {} (`{}`)", step.n, step.label),
                 None => "at a step that was never reached".to_owned(),
             },
@@ -267,7 +267,7 @@ fn evidence(
     let mut evidence = Evidence {
         trial: trial.name(),
         scenario: trial.scenario.name.to_owned(),
-        boundary: trial.boundary(),
+        boundary: trial.fault_point(),
         variant: trial.variant(),
         hazard: match trial.plan {
             FaultPlan::Hazard { hazard } => Some(hazard),

@@ -13,7 +13,7 @@ use crate::evidence::{WorkerEnd, WorkerEvidence};
 use crate::fault::{FaultRecord, ms};
 use crate::journal::Journal;
 use crate::oracle::JudgedWorker;
-use crate::plan::Boundary;
+use crate::plan::FaultPoint;
 use crate::profile::{Profile, ProfileBackup, ProfileStore};
 use crate::site::RunningSite;
 use crate::worker::{Account, WorkerSpec};
@@ -65,7 +65,7 @@ impl Crew {
         &self,
         root: &Path,
         incarnation: u32,
-        armed: Option<Boundary>,
+        armed: Option<FaultPoint>,
     ) -> WorkerSpec {
         let mut spec = self.base.clone();
         spec.incarnation = incarnation;
@@ -178,7 +178,7 @@ impl UnitCtx<'_, '_> {
     }
 
     /// The spec of worker `incarnation`, armed at `armed`.
-    pub(super) fn spec_for(&self, incarnation: u32, armed: Option<Boundary>) -> WorkerSpec {
+    pub(super) fn spec_for(&self, incarnation: u32, armed: Option<FaultPoint>) -> WorkerSpec {
         self.crew.spec_for(self.world.root, incarnation, armed)
     }
 
@@ -191,7 +191,7 @@ impl UnitCtx<'_, '_> {
     pub(super) async fn spawn(
         &self,
         incarnation: u32,
-        armed: Option<Boundary>,
+        armed: Option<FaultPoint>,
     ) -> Result<Tracked, TrialError> {
         self.spawn_spec(self.spec_for(incarnation, armed)).await
     }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::spawn::WorkerHandle;
 use crate::evidence::{Verification, WorkerEnd, WorkerEvidence};
 use crate::fault::{ScreenshotRef, Step, WorkerEvent, ms};
-use crate::plan::Boundary;
+use crate::plan::FaultPoint;
 use crate::site::RunningSite;
 
 /// One worker, as the trial follows it.
@@ -22,7 +22,7 @@ pub(super) struct Tracked {
     pub(super) ledger_seq_after: u64,
     /// What a recording worker reported: its steps and the fault points it crossed.
     pub(super) steps: Vec<Step>,
-    pub(super) crossed: Vec<Boundary>,
+    pub(super) crossed: Vec<FaultPoint>,
 }
 
 /// How far to follow a worker.
@@ -45,7 +45,7 @@ pub(super) enum Stop {
 /// What a worker reported at its armed fault point.
 pub(super) struct Strike {
     /// Which point.
-    pub(super) boundary: Boundary,
+    pub(super) boundary: FaultPoint,
     /// The screenshot taken there.
     pub(super) screenshot: Option<ScreenshotRef>,
     /// For a step: the step the worker had just completed.

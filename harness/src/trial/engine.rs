@@ -16,7 +16,7 @@ use super::{Trial, TrialSettings};
 use crate::evidence::WorkerEnd;
 use crate::fault::{FaultRecord, ScheduledFault, ScreenshotRef, ms};
 use crate::journal::{Journal, NewRun};
-use crate::plan::Boundary;
+use crate::plan::{Boundary, FaultPoint};
 use crate::profile::{ProfileBackup, ProfileSpec, ProfileStore};
 use crate::site::RunningSite;
 use crate::worker::{Account, WorkerSpec};
@@ -323,7 +323,9 @@ impl<'a> Engine<'a> {
             return Ok(());
         }
         let world = &self.world;
-        let mut spec = self.crew.spec_for(world.root, incarnation, Some(then));
+        let mut spec = self
+            .crew
+            .spec_for(world.root, incarnation, Some(then.into()));
         if let Some(now) = world.site.account(world.trial.scenario.account) {
             spec.account = now;
         }
@@ -335,7 +337,7 @@ impl<'a> Engine<'a> {
         let deadline = Instant::now() + world.timeout;
         let struck = match drive(&mut second, Until::Strike, deadline, world.site).await {
             Stop::Struck(strike) => {
-                if strike.boundary == Boundary::AfterClick {
+                if strike.boundary == FaultPoint::AfterClick {
                     world.site.wait_armed_reached(world.timeout).await;
                 }
                 crash(&mut second).await;
@@ -359,7 +361,7 @@ impl<'a> Engine<'a> {
         if struck {
             self.fault.worker = Some(incarnation);
         } else {
-            let missed = faults::missed(&second.evidence, Some(then), None);
+            let missed = faults::missed(&second.evidence, Some(then.into()), None);
             self.cx()
                 .not_struck(format!("the recovery's fault: {missed}"));
             self.crew.judge(&second);

@@ -155,7 +155,7 @@ pub fn explore(
                 continue;
             };
             let mut seen = Vec::new();
-            for &b in &recovery.crossed {
+            for b in recovery.crossed.iter().filter_map(|p| p.boundary()) {
                 if THEN_POINTS.contains(&b) && !seen.contains(&b) {
                     seen.push(b);
                     let mut t = *first;

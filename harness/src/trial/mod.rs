@@ -30,7 +30,7 @@ pub use interrupt::{EXIT_INTERRUPTED, EXIT_TERMINATED};
 pub use settings::TrialSettings;
 pub use sweep::{SweepSummary, sweep_stale_roots};
 
-use crate::plan::{Boundary, CrashMode, Hazard};
+use crate::plan::{Boundary, CrashMode, FaultPoint, Hazard};
 
 pub use crate::plan::Variant;
 /// The scenarios `#[browser_fault]` registered in this binary, for runners of your own:
@@ -146,8 +146,16 @@ impl Trial {
     pub fn boundary(&self) -> Option<Boundary> {
         match self.plan {
             FaultPlan::Boundary { boundary, .. } => Some(boundary),
-            FaultPlan::Step { .. } => Some(Boundary::AfterStep),
-            FaultPlan::Hazard { .. } | FaultPlan::Clean => None,
+            FaultPlan::Step { .. } | FaultPlan::Hazard { .. } | FaultPlan::Clean => None,
+        }
+    }
+
+    /// Where the trial's fault strikes, as evidence names it: its boundary, or `after_step`
+    /// for a step trial.
+    pub(crate) fn fault_point(&self) -> Option<FaultPoint> {
+        match self.plan {
+            FaultPlan::Step { .. } => Some(FaultPoint::AfterStep),
+            _ => self.boundary().map(FaultPoint::from),
         }
     }
 

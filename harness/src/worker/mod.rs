@@ -39,7 +39,7 @@ use crate::fault::{FaultHook, ScreenshotRef, WorkerEvent};
 use crate::journal::Journal;
 use crate::lease::{Lease, LeaseHolder};
 use crate::logtail::LogTail;
-use crate::plan::Boundary;
+use crate::plan::{Boundary, FaultPoint};
 use crate::profile::{PolicyFinding, Profile, ProfilePolicy, ProfileStore};
 
 /// What pages share with their worker.
@@ -475,9 +475,9 @@ impl Worker {
         }
     }
 
-    /// The fault point of `boundary`: when armed, screenshot first, then report and wait.
-    pub(crate) async fn strike(&self, boundary: Boundary) {
-        strike(&self.shared, self.token, boundary).await;
+    /// The fault point `point`: when armed, screenshot first, then report and wait.
+    pub(crate) async fn strike(&self, point: impl Into<FaultPoint>) {
+        strike(&self.shared, self.token, point.into()).await;
     }
 
     /// Marks a fault point in the agent's own code, fail-rs style: when this worker is armed
@@ -499,7 +499,7 @@ impl Worker {
     /// w.fault_point(Boundary::AfterLogin).await;
     /// # Ok(Outcome::Completed) }
     /// ```
-    pub async fn fault_point(&self, boundary: Boundary) {
+    pub async fn fault_point(&self, boundary: impl Into<FaultPoint>) {
         self.strike(boundary).await;
     }
 
@@ -544,6 +544,7 @@ impl Worker {
     /// that follows an action whose navigation the site may hold (a screenshot then would
     /// wait on that navigation). [`Worker::strike_with`] reports it.
     pub(crate) async fn screenshot_ahead(&self, boundary: Boundary) -> Option<ScreenshotRef> {
+        let boundary = FaultPoint::from(boundary);
         if !self.shared.fault.is_armed_for(boundary) {
             return None;
         }
@@ -552,6 +553,7 @@ impl Worker {
 
     /// The fault point of `boundary` with a screenshot taken ahead.
     pub(crate) async fn strike_with(&self, boundary: Boundary, screenshot: Option<ScreenshotRef>) {
+        let boundary = FaultPoint::from(boundary);
         self.shared.fault.crossed(boundary).await;
         if self.shared.fault.is_armed_for(boundary) {
             report_strike(&self.shared, self.token, boundary, screenshot).await;

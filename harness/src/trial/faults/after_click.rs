@@ -5,7 +5,7 @@
 
 use super::FaultUnit;
 use crate::journal::{Checkpoint, Journal};
-use crate::plan::{Boundary, Variant};
+use crate::plan::{FaultPoint, Variant};
 use crate::site::{EffectArm, SiteSpec};
 use crate::trial::context::{AtStrike, UnitCtx, World};
 use crate::trial::drive::{Strike, Tracked};
@@ -85,8 +85,8 @@ impl FaultUnit for Click {
         format!("{what} under the live worker")
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        (!self.live).then_some(Boundary::AfterClick)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        (!self.live).then_some(FaultPoint::AfterClick)
     }
 
     fn cannot_run(&self, site: &SiteSpec) -> Option<&'static str> {

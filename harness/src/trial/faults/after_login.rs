@@ -3,7 +3,7 @@
 
 use super::{Crash, FaultUnit};
 use crate::fault::Resume;
-use crate::plan::{Boundary, Variant};
+use crate::plan::{Boundary, FaultPoint, Variant};
 use crate::site::{SiteSpec, WorldChange};
 use crate::trial::context::{AtStrike, UnitCtx};
 use crate::trial::drive::{Strike, Tracked};
@@ -57,8 +57,8 @@ impl FaultUnit for LiveChange {
         format!("{what} under the live worker before it verifies its target")
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        Some(Boundary::BeforeVerify)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        Some(FaultPoint::BeforeVerify)
     }
 
     fn expects_action(&self) -> bool {

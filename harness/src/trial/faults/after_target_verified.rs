@@ -4,7 +4,7 @@
 //! browser session outlives it.
 
 use super::{Crash, FaultUnit};
-use crate::plan::{Boundary, Variant};
+use crate::plan::{Boundary, FaultPoint, Variant};
 use crate::site::SiteSpec;
 use crate::trial::context::UnitCtx;
 
@@ -43,8 +43,8 @@ impl FaultUnit for AccountSwitched {
         "account switched after a crash at after_target_verified".to_owned()
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        Some(Boundary::AfterTargetVerified)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        Some(FaultPoint::AfterTargetVerified)
     }
 
     fn expects_action(&self) -> bool {
@@ -69,8 +69,8 @@ impl FaultUnit for OrphanedSession {
             .to_owned()
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        Some(Boundary::AfterTargetVerified)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        Some(FaultPoint::AfterTargetVerified)
     }
 
     fn cannot_run_at(&self, webdriver_url: Option<&str>) -> Option<&'static str> {

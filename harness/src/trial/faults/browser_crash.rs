@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::FaultUnit;
 use crate::browser::process;
-use crate::plan::Boundary;
+use crate::plan::FaultPoint;
 use crate::trial::context::{AtStrike, UnitCtx};
 use crate::trial::drive::{Strike, Tracked};
 use crate::trial::error::TrialError;
@@ -19,8 +19,8 @@ impl FaultUnit for BrowserCrash {
         "browser killed under a live worker at browser_crash".to_owned()
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        Some(Boundary::BrowserCrash)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        Some(FaultPoint::BrowserCrash)
     }
 
     fn cannot_run_at(&self, webdriver_url: Option<&str>) -> Option<&'static str> {

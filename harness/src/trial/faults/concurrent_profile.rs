@@ -5,7 +5,7 @@
 use super::FaultUnit;
 use crate::evidence::WorkerEnd;
 use crate::fault::WorkerEvent;
-use crate::plan::{Boundary, Variant};
+use crate::plan::{FaultPoint, Variant};
 use crate::trial::context::{AtStrike, UnitCtx};
 use crate::trial::drive::{Strike, Tracked};
 use crate::trial::error::TrialError;
@@ -41,7 +41,7 @@ impl FaultUnit for AtOnce {
         "two workers let go at once on one profile".to_owned()
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
+    fn strike_point(&self) -> Option<FaultPoint> {
         None
     }
 
@@ -111,8 +111,8 @@ impl FaultUnit for Claimant {
         }
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        Some(Boundary::AfterTargetVerified)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        Some(FaultPoint::AfterTargetVerified)
     }
 
     fn tampers(&self) -> bool {

@@ -2,7 +2,7 @@
 //! site, the profile or the account source before the recovery runs.
 
 use super::FaultUnit;
-use crate::plan::{Boundary, Hazard};
+use crate::plan::{FaultPoint, Hazard};
 use crate::site::SiteSpec;
 use crate::trial::context::UnitCtx;
 
@@ -32,9 +32,9 @@ impl FaultUnit for HazardUnit {
         format!("hazard {} after a crash at after_login", self.0)
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
+    fn strike_point(&self) -> Option<FaultPoint> {
         // The hazard appears while the worker is down, after it signed in.
-        Some(Boundary::AfterLogin)
+        Some(FaultPoint::AfterLogin)
     }
 
     fn expects_action(&self) -> bool {

@@ -23,7 +23,7 @@ use super::context::{AtStrike, UnitCtx};
 use super::drive::{Strike, Tracked};
 use super::error::TrialError;
 use crate::evidence::{WorkerEnd, WorkerEvidence};
-use crate::plan::{Boundary, Variant};
+use crate::plan::{Boundary, FaultPoint, Variant};
 use crate::site::SiteSpec;
 
 /// One fault: a boundary in one of its variants, or a hazard.
@@ -33,7 +33,7 @@ pub(super) trait FaultUnit: Send + Sync {
     fn planned(&self) -> String;
 
     /// The point worker 1 is armed at, or `None` when the site strikes (at the request).
-    fn strike_point(&self) -> Option<Boundary>;
+    fn strike_point(&self) -> Option<FaultPoint>;
 
     /// The step after which worker 1 is crashed, for a step unit.
     fn strike_step(&self) -> Option<u32> {
@@ -124,8 +124,8 @@ impl FaultUnit for Crash {
         format!("crash at {}", self.0)
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        Some(self.0)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        Some(self.0.into())
     }
 }
 
@@ -140,11 +140,9 @@ pub(crate) fn variants(boundary: Boundary) -> &'static [Option<Variant>] {
         Boundary::AfterClick => after_click::VARIANTS,
         Boundary::StaleProfileRestore => stale_profile_restore::VARIANTS,
         Boundary::ConcurrentProfile => concurrent_profile::VARIANTS,
-        Boundary::AfterProfileCreated
-        | Boundary::AfterRemoteEffect
-        | Boundary::BrowserCrash
-        | Boundary::BeforeVerify
-        | Boundary::AfterStep => &[None],
+        Boundary::AfterProfileCreated | Boundary::AfterRemoteEffect | Boundary::BrowserCrash => {
+            &[None]
+        }
     }
 }
 
@@ -185,7 +183,6 @@ fn unit_of(plan: FaultPlan) -> Option<&'static dyn FaultUnit> {
             Boundary::BrowserCrash => variant.is_none().then_some(&browser_crash::UNIT),
             Boundary::StaleProfileRestore => stale_profile_restore::unit(variant),
             Boundary::ConcurrentProfile => concurrent_profile::unit(variant),
-            Boundary::BeforeVerify | Boundary::AfterStep => None,
         },
         FaultPlan::Hazard { hazard } => Some(hazard::unit(hazard)),
         FaultPlan::Step { .. } | FaultPlan::Clean => None,
@@ -204,7 +201,7 @@ fn needs_other_account(site: &SiteSpec) -> Option<&'static str> {
 }
 
 /// What worker 1 did instead of reaching its armed fault point.
-pub(super) fn missed(w: &WorkerEvidence, armed: Option<Boundary>, step: Option<u32>) -> String {
+pub(super) fn missed(w: &WorkerEvidence, armed: Option<FaultPoint>, step: Option<u32>) -> String {
     let point = match (armed, step) {
         (_, Some(n)) => format!("step {n}"),
         (Some(b), None) => format!("`{b}`"),

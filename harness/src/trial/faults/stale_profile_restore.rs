@@ -2,7 +2,7 @@
 //! profile is replaced by an older backup (taken before worker 1 ran) while it is down.
 
 use super::FaultUnit;
-use crate::plan::{Boundary, Variant};
+use crate::plan::{FaultPoint, Variant};
 use crate::site::SiteSpec;
 use crate::trial::context::UnitCtx;
 use crate::trial::error::{SetupError, TrialError};
@@ -45,8 +45,8 @@ impl FaultUnit for StaleRestore {
         "older profile restored after a crash at after_target_verified".to_owned()
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        Some(Boundary::AfterTargetVerified)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        Some(FaultPoint::AfterTargetVerified)
     }
 
     fn expects_action(&self) -> bool {

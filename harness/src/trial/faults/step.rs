@@ -2,7 +2,7 @@
 //! write), numbered as a recorded clean run made them; and that clean run itself.
 
 use super::FaultUnit;
-use crate::plan::Boundary;
+use crate::plan::FaultPoint;
 use crate::trial::context::{AtStrike, UnitCtx};
 use crate::trial::drive::{Strike, Tracked};
 use crate::trial::error::TrialError;
@@ -23,7 +23,7 @@ impl FaultUnit for StepCrash {
         )
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
+    fn strike_point(&self) -> Option<FaultPoint> {
         None
     }
 
@@ -62,7 +62,7 @@ impl FaultUnit for Clean {
         "no fault: a clean run, recorded".to_owned()
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
+    fn strike_point(&self) -> Option<FaultPoint> {
         None
     }
 
