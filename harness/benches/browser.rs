@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 
 use browser_fault::browser::process::{kill_group, kill_profile_processes};
 use browser_fault::browser::{BrowserBinaries, HEADLESS_FLAGS};
-use browser_fault::fault::FaultHook;
 use browser_fault::fixtures::{DEMO_ACCOUNTS, FixtureSite, SiteConfig};
 use browser_fault::journal::{Checkpoint, Journal, NewRun};
 use browser_fault::plan::FaultPoint;
 use browser_fault::profile::{ProfileSpec, ProfileStore};
+use browser_fault::worker::FaultHook;
 use browser_fault::worker::{Account, Outcome, Secret, Worker, WorkerSpec};
 use thirtyfour::prelude::*;
 use thirtyfour::{Capabilities, WebDriver};

@@ -6,9 +6,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::cleanup::CleanupOutcome;
-use crate::fault::{FaultRecord, ScreenshotRef};
+use crate::fault::ScreenshotRef;
 use crate::journal::Checkpoint;
-use crate::oracle::{LeakedProfile, Verdict};
+use crate::oracle::{FaultRecord, LeakedProfile, Verdict};
 use crate::plan::Variant;
 use crate::plan::{CrashMode, FaultPoint, Hazard};
 use crate::worker::WorkerResult;

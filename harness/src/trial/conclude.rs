@@ -14,9 +14,9 @@ use crate::cleanup::{CleanupCoordinator, CleanupOutcome};
 use crate::evidence::{
     CleanupEvidence, Durations, Evidence, LedgerSummary, TraceStep, WorkerEnd, WorkerEvidence,
 };
-use crate::fault::{FaultRecord, ScreenshotRef, Step, ms};
+use crate::fault::{ScreenshotRef, Step, ms};
 use crate::journal::{BrowserSessionRecord, CheckpointTransition, SideEffectRecord};
-use crate::oracle::{Facts, LeakedProfile, judge};
+use crate::oracle::{Facts, FaultRecord, LeakedProfile, judge};
 use crate::plan::FaultPoint;
 use crate::site::RemoteEffect;
 

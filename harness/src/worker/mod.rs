@@ -9,6 +9,7 @@ mod account;
 pub(crate) mod adapter;
 mod effect;
 mod fault_point;
+pub(crate) mod hook;
 mod journal_handle;
 mod launch;
 mod locks;
@@ -31,11 +32,14 @@ pub use page::{Page, Target};
 
 pub(crate) use fault_point::strike;
 use fault_point::{cookie_values, report_strike, take_screenshot};
+/// The worker's side of the fault engine (its fault hook).
+#[doc(hidden)]
+pub use hook::FaultHook;
 use launch::short;
 use locks::singleton_lock_owner;
 
 use crate::browser::{Browser, BrowserBinaries, SessionRegistry, SessionToken};
-use crate::fault::{FaultHook, ScreenshotRef, WorkerEvent};
+use crate::fault::{ScreenshotRef, WorkerEvent};
 use crate::journal::Journal;
 use crate::lease::{Lease, LeaseHolder};
 use crate::logtail::LogTail;
