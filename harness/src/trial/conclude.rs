@@ -109,7 +109,11 @@ pub(super) async fn conclude(ran: Ran<'_>, evidence_dir: &Path) -> Result<TrialR
     let cleanup_ms = ms(cleanup_started.elapsed());
 
     let judge_started = Instant::now();
-    let (mut evidence, secrets_in_evidence) = evidence(&ran, &found, &cleaned, evidence_dir);
+    let mut evidence = evidence(&ran, &found, &cleaned);
+    let secrets = secrets(&ran.world, &ran.crew.workers, &ran.harness_cookies);
+    // The evidence in memory (log tails above all) and every file the trial wrote.
+    let secrets_in_evidence =
+        evidence.redact(&secrets) + crate::evidence::redact_files(evidence_dir, &secrets);
     judgement(&mut evidence, &ran, found, &cleaned, secrets_in_evidence);
     let oracle_ms = oracle_ms_before_cleanup + ms(judge_started.elapsed());
     evidence.durations = durations(&evidence.workers, &ran, oracle_ms, cleanup_ms);
@@ -254,17 +258,11 @@ async fn cleanup(world: &World<'_>, profiles: &[PathBuf]) -> Cleaned {
     }
 }
 
-/// Step 3: the evidence, every secret redacted from it and from every file the trial wrote.
-/// Returns it, without verdicts yet, and how many secrets were found.
-fn evidence(
-    ran: &Ran<'_>,
-    found: &Found,
-    cleaned: &Cleaned,
-    evidence_dir: &Path,
-) -> (Evidence, usize) {
+/// Step 3: the evidence, without verdicts yet (and before its secrets are redacted).
+fn evidence(ran: &Ran<'_>, found: &Found, cleaned: &Cleaned) -> Evidence {
     let trial = ran.world.trial;
     let workers = &ran.crew.workers;
-    let mut evidence = Evidence {
+    Evidence {
         trial: trial.name(),
         scenario: trial.scenario.name.to_owned(),
         boundary: trial.fault_point(),
@@ -301,23 +299,18 @@ fn evidence(
         fault: ran.fault.clone(),
         leaks: found.leaks.clone(),
         warnings: workers.iter().flat_map(empty_verifications).collect(),
-    };
-    let secrets = secrets(ran);
-    // The evidence in memory (log tails above all) and every file the trial wrote.
-    let found_secrets =
-        evidence.redact(&secrets) + crate::evidence::redact_files(evidence_dir, &secrets);
-    (evidence, found_secrets)
+    }
 }
 
 /// Every secret known: the site's, the account's, and every cookie value the browsers held.
 /// Each is counted, then redacted before anything is written.
-fn secrets(ran: &Ran<'_>) -> Vec<String> {
-    let mut secrets = ran.world.site.secrets();
-    secrets.push(ran.world.account.password.expose().to_owned());
-    for w in &ran.crew.workers {
+fn secrets(world: &World<'_>, workers: &[Tracked], harness_cookies: &[String]) -> Vec<String> {
+    let mut secrets = world.site.secrets();
+    secrets.push(world.account.password.expose().to_owned());
+    for w in workers {
         secrets.extend(w.cookies.iter().cloned());
     }
-    secrets.extend(ran.harness_cookies.iter().cloned());
+    secrets.extend(harness_cookies.iter().cloned());
     secrets.retain(|s| !s.is_empty());
     secrets.sort();
     secrets.dedup();
