@@ -5,7 +5,8 @@
 //! armed, what happens when worker 1 gets there (crash it, or change the world under it and
 //! let it go on), how the world changes while it is down, what the trial demands of a correct
 //! agent, and which sites cannot run it. The engine (`engine.rs`) runs the same steps for every
-//! trial and asks the unit at each. Adding a variant to a boundary is one edit of that
+//! trial and asks the unit at each; a unit sees the trial through a [`UnitCtx`] (`context.rs`),
+//! never the engine, so units and engine do not import each other. Adding a variant to a boundary is one edit of that
 //! boundary's file here: its [`Variant`] constant, its entry in `VARIANTS`, and its unit.
 
 mod account_switch;
@@ -90,7 +91,7 @@ pub(super) trait FaultUnit: Send + Sync {
 
     /// A first phase of the unit's own, instead of the engine's (worker 1 up to its fault
     /// point, and on to its end unless it is crashed there). Returns whether it ran one; the
-    /// workers it ran go in `e.workers`, worker 1 first.
+    /// workers it ran go in `e.crew.workers`, worker 1 first.
     async fn own_first_phase(&self, e: &mut UnitCtx<'_, '_>) -> Result<bool, TrialError> {
         let _ = e;
         Ok(false)
