@@ -16,11 +16,11 @@ use std::time::{Duration, Instant};
 
 use browser_fault::browser::process::{kill_group, kill_profile_processes};
 use browser_fault::browser::{BrowserBinaries, HEADLESS_FLAGS};
-use browser_fault::fault::FaultHook;
 use browser_fault::fixtures::{DEMO_ACCOUNTS, FixtureSite, SiteConfig};
 use browser_fault::journal::{Checkpoint, Journal, NewRun};
-use browser_fault::plan::Boundary;
+use browser_fault::plan::FaultPoint;
 use browser_fault::profile::{ProfileSpec, ProfileStore};
+use browser_fault::worker::FaultHook;
 use browser_fault::worker::{Account, Outcome, Secret, Worker, WorkerSpec};
 use thirtyfour::prelude::*;
 use thirtyfour::{Capabilities, WebDriver};
@@ -457,9 +457,9 @@ fn is_armed_cost() -> f64 {
     let mut hits = 0u32;
     for i in 0..n {
         let b = if i % 2 == 0 {
-            Boundary::AfterClick
+            FaultPoint::AfterClick
         } else {
-            Boundary::AfterLogin
+            FaultPoint::AfterLogin
         };
         hits += u32::from(std::hint::black_box(&hook).is_armed_for(std::hint::black_box(b)));
     }

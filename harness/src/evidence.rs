@@ -6,11 +6,11 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::cleanup::CleanupOutcome;
-use crate::fault::{FaultRecord, ScreenshotRef};
+use crate::fault::ScreenshotRef;
 use crate::journal::Checkpoint;
-use crate::oracle::{LeakedProfile, Verdict};
+use crate::oracle::{FaultRecord, LeakedProfile, Verdict};
 use crate::plan::Variant;
-use crate::plan::{Boundary, CrashMode, Hazard};
+use crate::plan::{CrashMode, FaultPoint, Hazard};
 use crate::worker::WorkerResult;
 
 /// How a worker's life ended, as the trial saw it.
@@ -33,9 +33,9 @@ pub struct WorkerEvidence {
     /// The incarnation.
     pub incarnation: u32,
     /// The fault point it was armed with.
-    pub armed: Option<Boundary>,
+    pub armed: Option<FaultPoint>,
     /// The fault point where it struck.
-    pub struck: Option<Boundary>,
+    pub struck: Option<FaultPoint>,
     /// What it reported.
     pub result: Option<WorkerResult>,
     /// How its life ended.
@@ -151,7 +151,7 @@ pub struct Evidence {
     /// The scenario.
     pub scenario: String,
     /// The boundary, for boundary trials.
-    pub boundary: Option<Boundary>,
+    pub boundary: Option<FaultPoint>,
     /// The variant.
     pub variant: Option<Variant>,
     /// The hazard, for hazard trials.
@@ -276,7 +276,7 @@ impl Evidence {
         settings.add_redaction(".leaks[].profile", "[profile]");
         settings.add_redaction(".fault.at_ms", "[ms]");
         let mut view = self.clone();
-        if self.boundary == Some(Boundary::ConcurrentProfile) {
+        if self.boundary == Some(FaultPoint::ConcurrentProfile) {
             // Which of the two racing workers wins is the race's to decide: the snapshot
             // keeps what must hold (one winner, one safe stop), not who.
             view.workers

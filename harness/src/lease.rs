@@ -291,6 +291,16 @@ pub(crate) fn open_lock_file(profile_path: &Path, create: bool) -> std::io::Resu
         .open(profile_path.join(LOCK_FILE))
 }
 
+/// Whether some process holds the profile's lock file locked (a lease's holder, live or
+/// leaked): the same lock check a claimant makes, without taking the lock.
+pub(crate) fn lock_held(profile_path: &Path) -> bool {
+    match open_lock_file(profile_path, false) {
+        Err(_) => false,
+        // Taken here, so nobody held it: let go at once (the file closes).
+        Ok(file) => !matches!(try_lock(file), Ok(Some(_))),
+    }
+}
+
 /// Takes the OS lock without blocking: `None` when someone else holds it.
 pub(crate) fn try_lock(file: File) -> std::io::Result<Option<File>> {
     match file.try_lock() {

@@ -28,13 +28,6 @@ pub enum Boundary {
     StaleProfileRestore,
     /// Two workers start on the same profile at once.
     ConcurrentProfile,
-    /// Not one of the eight, and not a crash: the point just before a side effect's verify
-    /// step (after sign-in and the identity probe), where the live variants of
-    /// `after_login` change the world under the running worker. `at` does not take it.
-    BeforeVerify,
-    /// Not one of the eight: right after the worker's armed step (a browser command or a
-    /// journal write, numbered in the order the worker made them; see `every_step`).
-    AfterStep,
 }
 
 impl Boundary {
@@ -61,13 +54,100 @@ impl Boundary {
             Boundary::BrowserCrash => "browser_crash",
             Boundary::StaleProfileRestore => "stale_profile_restore",
             Boundary::ConcurrentProfile => "concurrent_profile",
-            Boundary::BeforeVerify => "before_verify",
-            Boundary::AfterStep => "after_step",
         }
     }
 }
 
 impl fmt::Display for Boundary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a worker may be armed and strike: one of the eight [`Boundary`]s, or a point of the
+/// harness's own that `at` does not take. What evidence names as a worker's `armed` and
+/// `struck` point, by the same names as the boundaries.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FaultPoint {
+    /// [`Boundary::AfterProfileCreated`].
+    AfterProfileCreated,
+    /// [`Boundary::AfterLogin`].
+    AfterLogin,
+    /// [`Boundary::AfterTargetVerified`].
+    AfterTargetVerified,
+    /// [`Boundary::AfterClick`].
+    AfterClick,
+    /// [`Boundary::AfterRemoteEffect`].
+    AfterRemoteEffect,
+    /// [`Boundary::BrowserCrash`].
+    BrowserCrash,
+    /// [`Boundary::StaleProfileRestore`].
+    StaleProfileRestore,
+    /// [`Boundary::ConcurrentProfile`].
+    ConcurrentProfile,
+    /// Not a boundary, and not a crash: the point just before a side effect's verify step
+    /// (after sign-in and the identity probe), where the live variants of `after_login`
+    /// change the world under the running worker.
+    BeforeVerify,
+    /// Not a boundary: right after the worker's armed step (a browser command or a journal
+    /// write, numbered in the order the worker made them; see `every_step`).
+    AfterStep,
+}
+
+impl FaultPoint {
+    /// The name in evidence: a boundary's own name, `before_verify` or `after_step`.
+    pub const fn as_str(self) -> &'static str {
+        match self.boundary() {
+            Some(b) => b.as_str(),
+            None => match self {
+                FaultPoint::BeforeVerify => "before_verify",
+                _ => "after_step",
+            },
+        }
+    }
+
+    /// The boundary this point is, if it is one of the eight.
+    pub const fn boundary(self) -> Option<Boundary> {
+        Some(match self {
+            FaultPoint::AfterProfileCreated => Boundary::AfterProfileCreated,
+            FaultPoint::AfterLogin => Boundary::AfterLogin,
+            FaultPoint::AfterTargetVerified => Boundary::AfterTargetVerified,
+            FaultPoint::AfterClick => Boundary::AfterClick,
+            FaultPoint::AfterRemoteEffect => Boundary::AfterRemoteEffect,
+            FaultPoint::BrowserCrash => Boundary::BrowserCrash,
+            FaultPoint::StaleProfileRestore => Boundary::StaleProfileRestore,
+            FaultPoint::ConcurrentProfile => Boundary::ConcurrentProfile,
+            FaultPoint::BeforeVerify | FaultPoint::AfterStep => return None,
+        })
+    }
+}
+
+impl From<Boundary> for FaultPoint {
+    fn from(b: Boundary) -> FaultPoint {
+        match b {
+            Boundary::AfterProfileCreated => FaultPoint::AfterProfileCreated,
+            Boundary::AfterLogin => FaultPoint::AfterLogin,
+            Boundary::AfterTargetVerified => FaultPoint::AfterTargetVerified,
+            Boundary::AfterClick => FaultPoint::AfterClick,
+            Boundary::AfterRemoteEffect => FaultPoint::AfterRemoteEffect,
+            Boundary::BrowserCrash => FaultPoint::BrowserCrash,
+            Boundary::StaleProfileRestore => FaultPoint::StaleProfileRestore,
+            Boundary::ConcurrentProfile => FaultPoint::ConcurrentProfile,
+        }
+    }
+}
+
+impl PartialEq<Boundary> for FaultPoint {
+    fn eq(&self, b: &Boundary) -> bool {
+        self.boundary() == Some(*b)
+    }
+}
+
+impl fmt::Display for FaultPoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -242,5 +322,37 @@ impl fmt::Display for Variant {
 impl serde::Serialize for Variant {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fault_point_is_named_as_its_boundary_and_reads_back() {
+        for b in Boundary::ALL {
+            let p = FaultPoint::from(b);
+            assert_eq!(p.as_str(), b.as_str());
+            assert_eq!(p.boundary(), Some(b));
+            assert_eq!(
+                serde_json::to_string(&p).unwrap(),
+                serde_json::to_string(&b).unwrap()
+            );
+        }
+        for (p, name) in [
+            (FaultPoint::BeforeVerify, "before_verify"),
+            (FaultPoint::AfterStep, "after_step"),
+        ] {
+            assert_eq!(p.to_string(), name);
+            assert_eq!(p.boundary(), None);
+            assert_eq!(serde_json::to_string(&p).unwrap(), format!("\"{name}\""));
+            let back: FaultPoint = serde_json::from_str(&format!("\"{name}\"")).unwrap();
+            assert_eq!(back, p);
+            assert!(
+                name.parse::<Boundary>().is_err(),
+                "`at` does not take {name}"
+            );
+        }
     }
 }

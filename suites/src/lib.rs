@@ -430,7 +430,8 @@ pub async fn late_journal(w: &mut Worker) -> TaskResult {
         Checkpoint::IntentRecorded | Checkpoint::TargetVerified => {}
     }
     // Where the live `after_login` variants change the world, as `side_effect` marks it.
-    w.fault_point(Boundary::BeforeVerify).await;
+    w.fault_point(browser_fault::plan::FaultPoint::BeforeVerify)
+        .await;
     let target = w.target().route(&route).object(THREAD).api();
     w.page().expect_target(target).await?;
     w.journal()

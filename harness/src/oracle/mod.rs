@@ -11,10 +11,12 @@
 
 mod claims;
 mod effects;
+mod fault_record;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fault::FaultRecord;
+pub use fault_record::{FaultRecord, ScheduledFault};
+
 use crate::journal::{CheckpointTransition, SideEffectRecord};
 use crate::site::RemoteEffect;
 use crate::worker::{Outcome, WorkerResult};

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::evidence::{Evidence, WorkerEnd, WorkerEvidence};
 use crate::oracle::Invariant;
-use crate::plan::Boundary;
+use crate::plan::FaultPoint;
 
 use super::{RunReport, TrialOutcome, TrialStatus, base64, human_ms};
 
@@ -412,7 +412,7 @@ fn fault_summary(e: &Evidence) -> String {
 /// scenario phase ends, and a worker that arrived mid-task so that it ends with that phase.
 fn worker_spans(e: &Evidence) -> Vec<(u64, u64)> {
     let d = &e.durations;
-    let concurrent = e.boundary == Some(Boundary::ConcurrentProfile) && e.variant.is_none();
+    let concurrent = e.boundary == Some(FaultPoint::ConcurrentProfile) && e.variant.is_none();
     let last = e.workers.len().saturating_sub(1);
     e.workers
         .iter()

@@ -340,89 +340,19 @@ impl RunningSite {
         }
     }
 
-    /// Switches the profile's sign-in to another account while no worker runs on it: the
-    /// fixture's account-switch knob, or, on a user's site, a browser of the harness's own
-    /// on the profile that signs out and signs in as the spec's other account through the
-    /// adapter. Returns the cookie values that browser held (secrets for the evidence
-    /// scan).
-    pub(crate) async fn switch_profile_account(
-        &self,
-        base: &crate::worker::WorkerSpec,
-        root: &std::path::Path,
-    ) -> Result<Vec<String>, String> {
+    /// Whether this is the bundled fixture site, which switches a profile's account with a
+    /// knob of its own rather than through a browser.
+    pub(crate) fn is_fixture(&self) -> bool {
         #[cfg(feature = "fixture-site")]
         if let Running::Fixture(_) = self.kind {
-            self.set_hazard(Hazard::AccountSwitch, true)?;
-            return Ok(Vec::new());
+            return true;
         }
-        let other = self
-            .spec
-            .other_account
-            .clone()
-            .ok_or("the site spec names no other account")?;
-        let fail = |what: &str, e: &dyn std::error::Error| {
-            format!("{what}: {}", crate::error::error_chain(e))
-        };
-        // A journal of its own: this browser is the harness's, not an incarnation of the run.
-        let journal_path = root.join("account-switch.sqlite3");
-        let journal = crate::journal::Journal::open(&journal_path)
-            .map_err(|e| fail("the switch's journal", &e))?;
-        let run_id = format!("switch-{:08x}", rand::random::<u32>());
-        journal
-            .create_run(&crate::journal::NewRun::new(
-                run_id.clone(),
-                "account-switch",
-                "account-switch",
-            ))
-            .map_err(|e| fail("the switch's journal", &e))?;
-        let mut spec = base.clone();
-        spec.run_id = run_id;
-        spec.incarnation = 1;
-        spec.journal_path = journal_path;
-        spec.tmp_dir = root.join("tmp-switch");
-        spec.account = other.clone();
-        spec.armed = None;
-        spec.proxy = None;
-        spec.evidence_dir = None;
-        let mut worker = crate::worker::Worker::start_standalone(spec.clone(), self.adapter())
-            .await
-            .map_err(|e| fail("the switch's browser", &e))?;
-        let home = self.spec.site.home();
-        let switched = async {
-            let page = worker.open(&home).await?;
-            page.delete_cookies().await?;
-            let page = worker.open(&home).await?;
-            if !page.is_sign_in().await? {
-                return Err(crate::worker::TaskError::UnexpectedReply {
-                    what: "the home route after signing out (no sign-in page)",
-                });
-            }
-            page.sign_in(&other).await
-        }
-        .await;
-        let mut cookies = worker.cookie_values().await;
-        worker.finish().await;
-        switched.map_err(|e| fail("signing in as the other account", &e))?;
-        // The switch counts only if it outlived its browser: a session cookie that Chromium
-        // never wrote to the profile signs nobody in. A second browser reads who it is.
-        spec.incarnation = 2;
-        let mut check = crate::worker::Worker::start_standalone(spec, self.adapter())
-            .await
-            .map_err(|e| fail("the switch's check browser", &e))?;
-        let seen = async { check.open(&home).await?.read().await }.await;
-        cookies.extend(check.cookie_values().await);
-        check.finish().await;
-        let seen = seen.map_err(|e| fail("reading who the profile is signed in as", &e))?;
-        if seen.account.as_deref() != Some(other.id.as_str()) {
-            return Err(format!(
-                "the profile was signed in as the other account, but a new browser on it is {} (the site's session cookie did not outlive the browser)",
-                seen.account.map_or_else(
-                    || "signed out".to_owned(),
-                    |a| format!("signed in as `{a}`")
-                )
-            ));
-        }
-        Ok(cookies)
+        false
+    }
+
+    /// The spec the site was started from.
+    pub(crate) fn spec(&self) -> &SiteSpec {
+        &self.spec
     }
 
     /// The ledger's effects of this trial, in sequence order; a failed read is tried again

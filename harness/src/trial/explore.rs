@@ -18,7 +18,8 @@ use std::path::PathBuf;
 
 use sha2::Digest;
 
-use super::engine::{WorkerRecording, run_trial_with};
+use super::conclude::WorkerRecording;
+use super::engine::run_trial_with;
 use super::{FaultPlan, Trial, TrialSettings};
 use crate::plan::{Boundary, Variant};
 use crate::scenario::Scenario;
@@ -154,7 +155,7 @@ pub fn explore(
                 continue;
             };
             let mut seen = Vec::new();
-            for &b in &recovery.crossed {
+            for b in recovery.crossed.iter().filter_map(|p| p.boundary()) {
                 if THEN_POINTS.contains(&b) && !seen.contains(&b) {
                     seen.push(b);
                     let mut t = *first;

@@ -5,7 +5,11 @@
 //! `hazard`), then the variant. Names do not depend on anything but the registration, so
 //! filters, nextest partitions and JUnit reports stay meaningful from run to run.
 
+mod conclude;
+mod context;
+mod drive;
 mod engine;
+mod error;
 pub(crate) mod explore;
 mod faults;
 pub(crate) mod interrupt;
@@ -18,13 +22,15 @@ use std::fmt;
 
 use serde::Serialize;
 
-pub use engine::{SetupError, TrialError, TrialReport, run_trial};
+pub use conclude::TrialReport;
+pub use engine::run_trial;
+pub use error::{SetupError, TrialError};
 pub use explore::{SEED_ENV, explore, replay_command, run_seed};
 pub use interrupt::{EXIT_INTERRUPTED, EXIT_TERMINATED};
 pub use settings::TrialSettings;
 pub use sweep::{SweepSummary, sweep_stale_roots};
 
-use crate::plan::{Boundary, CrashMode, Hazard};
+use crate::plan::{Boundary, CrashMode, FaultPoint, Hazard};
 
 pub use crate::plan::Variant;
 /// The scenarios `#[browser_fault]` registered in this binary, for runners of your own:
@@ -140,8 +146,16 @@ impl Trial {
     pub fn boundary(&self) -> Option<Boundary> {
         match self.plan {
             FaultPlan::Boundary { boundary, .. } => Some(boundary),
-            FaultPlan::Step { .. } => Some(Boundary::AfterStep),
-            FaultPlan::Hazard { .. } | FaultPlan::Clean => None,
+            FaultPlan::Step { .. } | FaultPlan::Hazard { .. } | FaultPlan::Clean => None,
+        }
+    }
+
+    /// Where the trial's fault strikes, as evidence names it: its boundary, or `after_step`
+    /// for a step trial.
+    pub(crate) fn fault_point(&self) -> Option<FaultPoint> {
+        match self.plan {
+            FaultPlan::Step { .. } => Some(FaultPoint::AfterStep),
+            _ => self.boundary().map(FaultPoint::from),
         }
     }
 

@@ -12,10 +12,11 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::browser::process;
-use crate::fault::{Channel, FaultHook, Resume, WorkerEvent};
+use crate::fault::{Resume, WorkerEvent};
 use crate::logtail::LogTail;
 use crate::plan::CrashMode;
 use crate::scenario::Scenario;
+use crate::worker::hook::{Channel, FaultHook};
 use crate::worker::{FailureKind, LogSink, Worker, WorkerResult, WorkerSpec};
 
 /// The environment variable that turns a re-entered test binary into one worker.

@@ -20,7 +20,7 @@ use std::pin::Pin;
 use super::{Page, TaskError, TaskResult, Worker};
 use crate::browser::BrowserError;
 use crate::journal::{Checkpoint, RequestKey};
-use crate::plan::Boundary;
+use crate::plan::{Boundary, FaultPoint};
 use crate::worker::Outcome;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = Result<T, TaskError>> + Send>>;
@@ -157,7 +157,7 @@ impl<'w> SideEffect<'w> {
         }
         // Where the live variants change the world: after sign-in and the identity probe,
         // before this verification.
-        worker.strike(Boundary::BeforeVerify).await;
+        worker.strike(FaultPoint::BeforeVerify).await;
         worker.shared.take_checks();
         if let Some(verify) = &verify {
             verify(worker.page()).await?;

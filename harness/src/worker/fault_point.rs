@@ -7,9 +7,9 @@ use std::time::Duration;
 use super::{Shared, WorkerSpec};
 use crate::browser::{Browser, SessionToken};
 use crate::fault::{Resume, ScreenshotRef};
-use crate::plan::Boundary;
+use crate::plan::FaultPoint;
 
-pub(crate) async fn strike(shared: &Shared, token: Option<SessionToken>, boundary: Boundary) {
+pub(crate) async fn strike(shared: &Shared, token: Option<SessionToken>, boundary: FaultPoint) {
     shared.fault.crossed(boundary).await;
     if !shared.fault.is_armed_for(boundary) {
         return;
@@ -21,7 +21,7 @@ pub(crate) async fn strike(shared: &Shared, token: Option<SessionToken>, boundar
 pub(super) async fn take_screenshot(
     shared: &Shared,
     token: Option<SessionToken>,
-    boundary: Boundary,
+    boundary: FaultPoint,
 ) -> Option<ScreenshotRef> {
     let driver = token.and_then(|t| shared.registry.driver(t).ok())?;
     let dir = shared.fault.screenshot_dir()?;
@@ -35,7 +35,7 @@ pub(super) async fn take_screenshot(
 pub(super) async fn report_strike(
     shared: &Shared,
     token: Option<SessionToken>,
-    boundary: Boundary,
+    boundary: FaultPoint,
     screenshot: Option<ScreenshotRef>,
 ) {
     let pid = token.and_then(|t| {
@@ -47,7 +47,7 @@ pub(super) async fn report_strike(
     });
     // After a click the site may hold the navigation, and every command would wait on it:
     // the recovery worker reports the cookies of the same profile at its end instead.
-    let cookies = if boundary == Boundary::AfterClick {
+    let cookies = if boundary == FaultPoint::AfterClick {
         Vec::new()
     } else {
         cookie_values(shared, token).await
@@ -87,7 +87,7 @@ pub(super) async fn cookie_values(shared: &Shared, token: Option<SessionToken>) 
 fn save_screenshot(
     dir: &Path,
     spec: &WorkerSpec,
-    boundary: Boundary,
+    boundary: FaultPoint,
     png: &[u8],
 ) -> Option<ScreenshotRef> {
     use sha2::Digest;

@@ -9,6 +9,7 @@ mod account;
 pub(crate) mod adapter;
 mod effect;
 mod fault_point;
+pub(crate) mod hook;
 mod journal_handle;
 mod launch;
 mod locks;
@@ -31,15 +32,18 @@ pub use page::{Page, Target};
 
 pub(crate) use fault_point::strike;
 use fault_point::{cookie_values, report_strike, take_screenshot};
+/// The worker's side of the fault engine (its fault hook).
+#[doc(hidden)]
+pub use hook::FaultHook;
 use launch::short;
 use locks::singleton_lock_owner;
 
 use crate::browser::{Browser, BrowserBinaries, SessionRegistry, SessionToken};
-use crate::fault::{FaultHook, ScreenshotRef, WorkerEvent};
+use crate::fault::{ScreenshotRef, WorkerEvent};
 use crate::journal::Journal;
 use crate::lease::{Lease, LeaseHolder};
 use crate::logtail::LogTail;
-use crate::plan::Boundary;
+use crate::plan::{Boundary, FaultPoint};
 use crate::profile::{PolicyFinding, Profile, ProfilePolicy, ProfileStore};
 
 /// What pages share with their worker.
@@ -475,9 +479,9 @@ impl Worker {
         }
     }
 
-    /// The fault point of `boundary`: when armed, screenshot first, then report and wait.
-    pub(crate) async fn strike(&self, boundary: Boundary) {
-        strike(&self.shared, self.token, boundary).await;
+    /// The fault point `point`: when armed, screenshot first, then report and wait.
+    pub(crate) async fn strike(&self, point: impl Into<FaultPoint>) {
+        strike(&self.shared, self.token, point.into()).await;
     }
 
     /// Marks a fault point in the agent's own code, fail-rs style: when this worker is armed
@@ -499,7 +503,7 @@ impl Worker {
     /// w.fault_point(Boundary::AfterLogin).await;
     /// # Ok(Outcome::Completed) }
     /// ```
-    pub async fn fault_point(&self, boundary: Boundary) {
+    pub async fn fault_point(&self, boundary: impl Into<FaultPoint>) {
         self.strike(boundary).await;
     }
 
@@ -544,6 +548,7 @@ impl Worker {
     /// that follows an action whose navigation the site may hold (a screenshot then would
     /// wait on that navigation). [`Worker::strike_with`] reports it.
     pub(crate) async fn screenshot_ahead(&self, boundary: Boundary) -> Option<ScreenshotRef> {
+        let boundary = FaultPoint::from(boundary);
         if !self.shared.fault.is_armed_for(boundary) {
             return None;
         }
@@ -552,6 +557,7 @@ impl Worker {
 
     /// The fault point of `boundary` with a screenshot taken ahead.
     pub(crate) async fn strike_with(&self, boundary: Boundary, screenshot: Option<ScreenshotRef>) {
+        let boundary = FaultPoint::from(boundary);
         self.shared.fault.crossed(boundary).await;
         if self.shared.fault.is_armed_for(boundary) {
             report_strike(&self.shared, self.token, boundary, screenshot).await;

@@ -865,7 +865,7 @@ impl Page {
             let site = this.shared.site.clone();
             site.sign_in(&this, &account).await?;
             this.shared.log.line("signed in");
-            strike(&this.shared, this.token, Boundary::AfterLogin).await;
+            strike(&this.shared, this.token, Boundary::AfterLogin.into()).await;
             Ok(())
         }
     }

@@ -9,7 +9,7 @@ use super::Account;
 use crate::browser::BrowserBinaries;
 #[cfg(doc)]
 use crate::browser::BrowserOptions;
-use crate::plan::Boundary;
+use crate::plan::FaultPoint;
 
 /// Everything a worker needs to start: what a trial hands to each incarnation (serialized
 /// into the environment of a `kill`-mode worker process).
@@ -35,7 +35,7 @@ pub struct WorkerSpec {
     /// The account to act as.
     pub account: Account,
     /// The boundary armed for this worker.
-    pub armed: Option<Boundary>,
+    pub armed: Option<FaultPoint>,
     /// The step (numbered from 1) after which this worker is crashed.
     #[serde(default)]
     pub armed_step: Option<u32>,

@@ -3,11 +3,13 @@
 //! variants the network loses the request or its response, or answers slowly, under a
 //! worker that lives on.
 
-use super::{AtStrike, FaultUnit, Strike};
+use super::FaultUnit;
 use crate::journal::{Checkpoint, Journal};
-use crate::plan::{Boundary, Variant};
+use crate::plan::{FaultPoint, Variant};
 use crate::site::{EffectArm, SiteSpec};
-use crate::trial::engine::{Engine, Tracked, TrialError};
+use crate::trial::context::{AtStrike, UnitCtx, World};
+use crate::trial::drive::{Strike, Tracked};
+use crate::trial::error::TrialError;
 
 impl Variant {
     /// `after_click`: the request landed (committed, response held) before the crash.
@@ -83,8 +85,8 @@ impl FaultUnit for Click {
         format!("{what} under the live worker")
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        (!self.live).then_some(Boundary::AfterClick)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        (!self.live).then_some(FaultPoint::AfterClick)
     }
 
     fn cannot_run(&self, site: &SiteSpec) -> Option<&'static str> {
@@ -95,13 +97,13 @@ impl FaultUnit for Click {
         self.live
     }
 
-    async fn prepare(&self, e: &mut Engine<'_>) -> Result<(), TrialError> {
-        arm_effect(e, self.arm)
+    async fn prepare(&self, e: &mut UnitCtx<'_, '_>) -> Result<(), TrialError> {
+        arm_effect(e.world, self.arm)
     }
 
     async fn at_strike(
         &self,
-        e: &mut Engine<'_>,
+        e: &mut UnitCtx<'_, '_>,
         _first: &mut Tracked,
         _strike: Strike,
         _later: &mut Vec<Tracked>,
@@ -115,7 +117,7 @@ impl FaultUnit for Click {
 /// Arms the site for the effect's request. On a site behind the fault proxy, the effect is
 /// the first request the site adapter names that a worker sends once ACTION_SUBMITTED is
 /// journaled: never its sign-in, whatever the adapter's matcher says.
-pub(in crate::trial) fn arm_effect(e: &Engine<'_>, arm: EffectArm) -> Result<(), TrialError> {
+pub(in crate::trial) fn arm_effect(e: &World<'_>, arm: EffectArm) -> Result<(), TrialError> {
     let watch = Journal::open(e.journal.path()).map_err(|err| TrialError::Setup(err.into()))?;
     let watch = std::sync::Mutex::new(watch);
     let run = e.run_id.clone();

@@ -1,11 +1,13 @@
 //! `after_login`: a crash once signed in, before the identity probe; and the live variants,
 //! where the world changes under the running worker before its verify step.
 
-use super::{AtStrike, Crash, FaultUnit, Strike};
+use super::{Crash, FaultUnit};
 use crate::fault::Resume;
-use crate::plan::{Boundary, Variant};
+use crate::plan::{Boundary, FaultPoint, Variant};
 use crate::site::{SiteSpec, WorldChange};
-use crate::trial::engine::{Engine, Tracked, TrialError};
+use crate::trial::context::{AtStrike, UnitCtx};
+use crate::trial::drive::{Strike, Tracked};
+use crate::trial::error::TrialError;
 
 impl Variant {
     /// `after_login`, live: after the identity probe and before the verify step, the
@@ -55,8 +57,8 @@ impl FaultUnit for LiveChange {
         format!("{what} under the live worker before it verifies its target")
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        Some(Boundary::BeforeVerify)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        Some(FaultPoint::BeforeVerify)
     }
 
     fn expects_action(&self) -> bool {
@@ -71,7 +73,7 @@ impl FaultUnit for LiveChange {
 
     async fn at_strike(
         &self,
-        e: &mut Engine<'_>,
+        e: &mut UnitCtx<'_, '_>,
         first: &mut Tracked,
         _strike: Strike,
         _later: &mut Vec<Tracked>,

@@ -4,9 +4,9 @@
 //! browser session outlives it.
 
 use super::{Crash, FaultUnit};
-use crate::plan::{Boundary, Variant};
+use crate::plan::{Boundary, FaultPoint, Variant};
 use crate::site::SiteSpec;
-use crate::trial::engine::Engine;
+use crate::trial::context::UnitCtx;
 
 impl Variant {
     /// `after_target_verified`: during the crash the profile's login came to belong to
@@ -43,8 +43,8 @@ impl FaultUnit for AccountSwitched {
         "account switched after a crash at after_target_verified".to_owned()
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        Some(Boundary::AfterTargetVerified)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        Some(FaultPoint::AfterTargetVerified)
     }
 
     fn expects_action(&self) -> bool {
@@ -55,8 +55,8 @@ impl FaultUnit for AccountSwitched {
         super::needs_other_account(site)
     }
 
-    async fn while_down(&self, e: &mut Engine<'_>) -> Result<(), String> {
-        e.switch_profile_account().await
+    async fn while_down(&self, e: &mut UnitCtx<'_, '_>) -> Result<(), String> {
+        super::account_switch::switch_profile_account(e).await
     }
 }
 
@@ -69,8 +69,8 @@ impl FaultUnit for OrphanedSession {
             .to_owned()
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        Some(Boundary::AfterTargetVerified)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        Some(FaultPoint::AfterTargetVerified)
     }
 
     fn cannot_run_at(&self, webdriver_url: Option<&str>) -> Option<&'static str> {
@@ -83,7 +83,7 @@ impl FaultUnit for OrphanedSession {
         true
     }
 
-    async fn while_down(&self, e: &mut Engine<'_>) -> Result<(), String> {
+    async fn while_down(&self, e: &mut UnitCtx<'_, '_>) -> Result<(), String> {
         let open = crate::trial::remote::open_sessions(&e.journal, &e.run_id).await;
         if open.contains(&1) {
             Ok(())

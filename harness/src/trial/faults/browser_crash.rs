@@ -2,10 +2,12 @@
 
 use std::time::Duration;
 
-use super::{AtStrike, FaultUnit, Strike};
+use super::FaultUnit;
 use crate::browser::process;
-use crate::plan::Boundary;
-use crate::trial::engine::{Engine, Tracked, TrialError};
+use crate::plan::FaultPoint;
+use crate::trial::context::{AtStrike, UnitCtx};
+use crate::trial::drive::{Strike, Tracked};
+use crate::trial::error::TrialError;
 
 pub(super) static UNIT: BrowserCrash = BrowserCrash;
 
@@ -17,8 +19,8 @@ impl FaultUnit for BrowserCrash {
         "browser killed under a live worker at browser_crash".to_owned()
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        Some(Boundary::BrowserCrash)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        Some(FaultPoint::BrowserCrash)
     }
 
     fn cannot_run_at(&self, webdriver_url: Option<&str>) -> Option<&'static str> {
@@ -29,7 +31,7 @@ impl FaultUnit for BrowserCrash {
 
     async fn at_strike(
         &self,
-        e: &mut Engine<'_>,
+        e: &mut UnitCtx<'_, '_>,
         first: &mut Tracked,
         strike: Strike,
         _later: &mut Vec<Tracked>,

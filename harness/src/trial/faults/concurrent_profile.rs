@@ -2,11 +2,13 @@
 //! gate. `mid_task`: a second worker arrives once the first verified its target.
 //! `lock_removed`: the same, after the first worker's lock files were removed.
 
-use super::{AtStrike, FaultUnit, Strike};
+use super::FaultUnit;
 use crate::evidence::WorkerEnd;
 use crate::fault::WorkerEvent;
-use crate::plan::{Boundary, Variant};
-use crate::trial::engine::{Engine, Tracked, TrialError};
+use crate::plan::{FaultPoint, Variant};
+use crate::trial::context::{AtStrike, UnitCtx};
+use crate::trial::drive::{Strike, Tracked};
+use crate::trial::error::TrialError;
 
 impl Variant {
     /// `concurrent_profile`: a second worker arrives on the profile after the first has
@@ -39,7 +41,7 @@ impl FaultUnit for AtOnce {
         "two workers let go at once on one profile".to_owned()
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
+    fn strike_point(&self) -> Option<FaultPoint> {
         None
     }
 
@@ -47,8 +49,8 @@ impl FaultUnit for AtOnce {
         false
     }
 
-    async fn own_first_phase(&self, e: &mut Engine<'_>) -> Result<bool, TrialError> {
-        let gated = |e: &Engine<'_>, incarnation| {
+    async fn own_first_phase(&self, e: &mut UnitCtx<'_, '_>) -> Result<bool, TrialError> {
+        let gated = |e: &UnitCtx<'_, '_>, incarnation| {
             let mut spec = e.spec_for(incarnation, None);
             spec.start_gate = true;
             // No worker comes after these two: the profile is removed next.
@@ -81,7 +83,7 @@ impl FaultUnit for AtOnce {
         for mut w in workers {
             e.drive_to_end(&mut w).await;
             e.judge_worker(&w);
-            e.workers.push(w);
+            e.crew.workers.push(w);
         }
         Ok(true)
     }
@@ -109,8 +111,8 @@ impl FaultUnit for Claimant {
         }
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        Some(Boundary::AfterTargetVerified)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        Some(FaultPoint::AfterTargetVerified)
     }
 
     fn tampers(&self) -> bool {
@@ -124,7 +126,7 @@ impl FaultUnit for Claimant {
 
     async fn at_strike(
         &self,
-        e: &mut Engine<'_>,
+        e: &mut UnitCtx<'_, '_>,
         first: &mut Tracked,
         _strike: Strike,
         later: &mut Vec<Tracked>,

@@ -2,9 +2,9 @@
 //! site, the profile or the account source before the recovery runs.
 
 use super::FaultUnit;
-use crate::plan::{Boundary, Hazard};
+use crate::plan::{FaultPoint, Hazard};
 use crate::site::SiteSpec;
-use crate::trial::engine::Engine;
+use crate::trial::context::UnitCtx;
 
 pub(super) fn unit(hazard: Hazard) -> &'static dyn FaultUnit {
     &UNITS[Hazard::ALL
@@ -32,9 +32,9 @@ impl FaultUnit for HazardUnit {
         format!("hazard {} after a crash at after_login", self.0)
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
+    fn strike_point(&self) -> Option<FaultPoint> {
         // The hazard appears while the worker is down, after it signed in.
-        Some(Boundary::AfterLogin)
+        Some(FaultPoint::AfterLogin)
     }
 
     fn expects_action(&self) -> bool {
@@ -68,9 +68,9 @@ impl FaultUnit for HazardUnit {
         }
     }
 
-    async fn while_down(&self, e: &mut Engine<'_>) -> Result<(), String> {
+    async fn while_down(&self, e: &mut UnitCtx<'_, '_>) -> Result<(), String> {
         match self.0 {
-            Hazard::AccountSwitch => e.switch_profile_account().await,
+            Hazard::AccountSwitch => super::account_switch::switch_profile_account(e).await,
             Hazard::BrowserVersionChanged => {
                 // The profile comes back as another browser major version left it.
                 let older = match e.browser_version.parse::<u32>() {

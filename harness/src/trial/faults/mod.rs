@@ -5,9 +5,11 @@
 //! armed, what happens when worker 1 gets there (crash it, or change the world under it and
 //! let it go on), how the world changes while it is down, what the trial demands of a correct
 //! agent, and which sites cannot run it. The engine (`engine.rs`) runs the same steps for every
-//! trial and asks the unit at each. Adding a variant to a boundary is one edit of that
+//! trial and asks the unit at each; a unit sees the trial through a [`UnitCtx`] (`context.rs`),
+//! never the engine, so units and engine do not import each other. Adding a variant to a boundary is one edit of that
 //! boundary's file here: its [`Variant`] constant, its entry in `VARIANTS`, and its unit.
 
+mod account_switch;
 pub(super) mod after_click;
 mod after_login;
 mod after_target_verified;
@@ -18,26 +20,12 @@ mod stale_profile_restore;
 mod step;
 
 use super::FaultPlan;
-use super::engine::{Engine, Tracked, TrialError};
+use super::context::{AtStrike, UnitCtx};
+use super::drive::{Strike, Tracked};
+use super::error::TrialError;
 use crate::evidence::{WorkerEnd, WorkerEvidence};
-use crate::plan::{Boundary, Variant};
+use crate::plan::{Boundary, FaultPoint, Variant};
 use crate::site::SiteSpec;
-
-/// What worker 1 reported at its fault point.
-pub(super) struct Strike {
-    /// For a step: the step the worker had just completed.
-    pub(super) step: Option<crate::fault::Step>,
-    /// Its browser's process id, when the worker knows it.
-    pub(super) browser_pid: Option<u32>,
-}
-
-/// What a unit did to worker 1 at its fault point.
-pub(super) enum AtStrike {
-    /// Crash it (SIGKILL of its process group, or an abort): the default.
-    Crash,
-    /// It was let go and lives on; the engine follows it further.
-    Resumed,
-}
 
 /// One fault: a boundary in one of its variants, or a hazard.
 #[async_trait::async_trait]
@@ -46,7 +34,7 @@ pub(super) trait FaultUnit: Send + Sync {
     fn planned(&self) -> String;
 
     /// The point worker 1 is armed at, or `None` when the site strikes (at the request).
-    fn strike_point(&self) -> Option<Boundary>;
+    fn strike_point(&self) -> Option<FaultPoint>;
 
     /// The step after which worker 1 is crashed, for a step unit.
     fn strike_step(&self) -> Option<u32> {
@@ -96,15 +84,15 @@ pub(super) trait FaultUnit: Send + Sync {
     }
 
     /// Before any worker starts: backups, arming the site.
-    async fn prepare(&self, e: &mut Engine<'_>) -> Result<(), TrialError> {
+    async fn prepare(&self, e: &mut UnitCtx<'_, '_>) -> Result<(), TrialError> {
         let _ = e;
         Ok(())
     }
 
     /// A first phase of the unit's own, instead of the engine's (worker 1 up to its fault
     /// point, and on to its end unless it is crashed there). Returns whether it ran one; the
-    /// workers it ran go in `e.workers`, worker 1 first.
-    async fn own_first_phase(&self, e: &mut Engine<'_>) -> Result<bool, TrialError> {
+    /// workers it ran go in `e.crew.workers`, worker 1 first.
+    async fn own_first_phase(&self, e: &mut UnitCtx<'_, '_>) -> Result<bool, TrialError> {
         let _ = e;
         Ok(false)
     }
@@ -112,7 +100,7 @@ pub(super) trait FaultUnit: Send + Sync {
     /// Worker 1 reached its armed point. Workers the unit spawns meanwhile go in `later`.
     async fn at_strike(
         &self,
-        e: &mut Engine<'_>,
+        e: &mut UnitCtx<'_, '_>,
         first: &mut Tracked,
         strike: Strike,
         later: &mut Vec<Tracked>,
@@ -123,7 +111,7 @@ pub(super) trait FaultUnit: Send + Sync {
 
     /// Worker 1 was crashed and the fault struck: change the world before the recovery.
     /// An `Err` says why the fault did not strike after all.
-    async fn while_down(&self, e: &mut Engine<'_>) -> Result<(), String> {
+    async fn while_down(&self, e: &mut UnitCtx<'_, '_>) -> Result<(), String> {
         let _ = e;
         Ok(())
     }
@@ -137,8 +125,8 @@ impl FaultUnit for Crash {
         format!("crash at {}", self.0)
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        Some(self.0)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        Some(self.0.into())
     }
 }
 
@@ -153,11 +141,9 @@ pub(crate) fn variants(boundary: Boundary) -> &'static [Option<Variant>] {
         Boundary::AfterClick => after_click::VARIANTS,
         Boundary::StaleProfileRestore => stale_profile_restore::VARIANTS,
         Boundary::ConcurrentProfile => concurrent_profile::VARIANTS,
-        Boundary::AfterProfileCreated
-        | Boundary::AfterRemoteEffect
-        | Boundary::BrowserCrash
-        | Boundary::BeforeVerify
-        | Boundary::AfterStep => &[None],
+        Boundary::AfterProfileCreated | Boundary::AfterRemoteEffect | Boundary::BrowserCrash => {
+            &[None]
+        }
     }
 }
 
@@ -198,7 +184,6 @@ fn unit_of(plan: FaultPlan) -> Option<&'static dyn FaultUnit> {
             Boundary::BrowserCrash => variant.is_none().then_some(&browser_crash::UNIT),
             Boundary::StaleProfileRestore => stale_profile_restore::unit(variant),
             Boundary::ConcurrentProfile => concurrent_profile::unit(variant),
-            Boundary::BeforeVerify | Boundary::AfterStep => None,
         },
         FaultPlan::Hazard { hazard } => Some(hazard::unit(hazard)),
         FaultPlan::Step { .. } | FaultPlan::Clean => None,
@@ -217,7 +202,7 @@ fn needs_other_account(site: &SiteSpec) -> Option<&'static str> {
 }
 
 /// What worker 1 did instead of reaching its armed fault point.
-pub(super) fn missed(w: &WorkerEvidence, armed: Option<Boundary>, step: Option<u32>) -> String {
+pub(super) fn missed(w: &WorkerEvidence, armed: Option<FaultPoint>, step: Option<u32>) -> String {
     let point = match (armed, step) {
         (_, Some(n)) => format!("step {n}"),
         (Some(b), None) => format!("`{b}`"),

@@ -2,9 +2,10 @@
 //! profile is replaced by an older backup (taken before worker 1 ran) while it is down.
 
 use super::FaultUnit;
-use crate::plan::{Boundary, Variant};
+use crate::plan::{FaultPoint, Variant};
 use crate::site::SiteSpec;
-use crate::trial::engine::{Engine, SetupError, TrialError};
+use crate::trial::context::UnitCtx;
+use crate::trial::error::{SetupError, TrialError};
 
 impl Variant {
     /// `stale_profile_restore`: the restored backup is signed in as another account.
@@ -44,8 +45,8 @@ impl FaultUnit for StaleRestore {
         "older profile restored after a crash at after_target_verified".to_owned()
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
-        Some(Boundary::AfterTargetVerified)
+    fn strike_point(&self) -> Option<FaultPoint> {
+        Some(FaultPoint::AfterTargetVerified)
     }
 
     fn expects_action(&self) -> bool {
@@ -60,17 +61,17 @@ impl FaultUnit for StaleRestore {
         }
     }
 
-    async fn prepare(&self, e: &mut Engine<'_>) -> Result<(), TrialError> {
+    async fn prepare(&self, e: &mut UnitCtx<'_, '_>) -> Result<(), TrialError> {
         let backup = e
             .store
             .backup(&e.profile, "older")
             .map_err(|err| TrialError::Setup(SetupError::Profile(err)))?;
-        e.backup = Some(backup);
+        *e.backup = Some(backup);
         Ok(())
     }
 
-    async fn while_down(&self, e: &mut Engine<'_>) -> Result<(), String> {
-        let restored = match &e.backup {
+    async fn while_down(&self, e: &mut UnitCtx<'_, '_>) -> Result<(), String> {
+        let restored = match e.backup.as_ref() {
             Some(backup) => e
                 .store
                 .restore(&e.profile, backup)
@@ -84,7 +85,7 @@ impl FaultUnit for StaleRestore {
             ));
         }
         if self.other_account {
-            e.switch_profile_account().await?;
+            super::account_switch::switch_profile_account(e).await?;
         }
         Ok(())
     }

@@ -1,9 +1,11 @@
 //! `every_step`: worker 1 is crashed right after its step N (a browser command or a journal
 //! write), numbered as a recorded clean run made them; and that clean run itself.
 
-use super::{AtStrike, FaultUnit, Strike};
-use crate::plan::Boundary;
-use crate::trial::engine::{Engine, Tracked, TrialError};
+use super::FaultUnit;
+use crate::plan::FaultPoint;
+use crate::trial::context::{AtStrike, UnitCtx};
+use crate::trial::drive::{Strike, Tracked};
+use crate::trial::error::TrialError;
 
 /// A crash right after step `step`.
 #[derive(Clone, Copy)]
@@ -21,7 +23,7 @@ impl FaultUnit for StepCrash {
         )
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
+    fn strike_point(&self) -> Option<FaultPoint> {
         None
     }
 
@@ -31,7 +33,7 @@ impl FaultUnit for StepCrash {
 
     async fn at_strike(
         &self,
-        e: &mut Engine<'_>,
+        e: &mut UnitCtx<'_, '_>,
         _first: &mut Tracked,
         strike: Strike,
         _later: &mut Vec<Tracked>,
@@ -60,7 +62,7 @@ impl FaultUnit for Clean {
         "no fault: a clean run, recorded".to_owned()
     }
 
-    fn strike_point(&self) -> Option<Boundary> {
+    fn strike_point(&self) -> Option<FaultPoint> {
         None
     }
 
