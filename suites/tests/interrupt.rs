@@ -1,11 +1,15 @@
 //! The harness survives its own death: a runner interrupted by SIGINT or SIGTERM (what CI's
-//! cancel sends) stops its workers and browsers, removes its profiles with proof and exits
+//! cancel sends) stops its workers and browsers, removes its roots with proof and exits
 //! non-zero saying so; a runner SIGKILLed mid-trial leaves no process of its run alive, and
 //! the next run's sweep removes the roots it owned, and nothing else.
 //!
-//! Each case runs this binary again as a runner (`BF_INTERRUPT_RUNNER`) whose one trial
-//! hangs with its browser up, under a TMPDIR of the case's own, so that every process and
-//! folder of the run can be counted by that path.
+//! Each case runs this binary again as a runner (`BF_INTERRUPT_RUNNER`) under a TMPDIR of
+//! the case's own, so that every process and folder of the run can be counted by that path
+//! (in its command line or its environment: every worker, chromedriver and Chromium carries
+//! it). The first three cases signal one hanging trial with its browser up. The soak signals
+//! a two-thread matrix (recoveries, `abort`-mode workers, concurrent claimants, an
+//! exploration recording) at seeded moments, TERM, INT and KILL in turn: a few rounds here,
+//! as many as asked with `cargo xtask interrupt-soak [ROUNDS] [SEED]`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -27,6 +31,34 @@ async fn hangs(w: &mut Worker) -> TaskResult {
     Ok(Outcome::Completed)
 }
 
+/// The soak's matrix: the reference agent at boundaries with recoveries, concurrent
+/// claimants and a stale restore.
+#[browser_fault(
+    at = ["after_click", "browser_crash", "concurrent_profile", "stale_profile_restore"],
+    effects = "42",
+    timeout = "60s"
+)]
+async fn soak(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::send_hello(w).await
+}
+
+/// The soak's in-process workers: their browsers are started by the runner itself.
+#[browser_fault(
+    at = ["after_remote_effect", "browser_crash"],
+    crash = "abort",
+    effects = "42",
+    timeout = "60s"
+)]
+async fn soak_abort(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::send_hello(w).await
+}
+
+/// The soak's exploration: a recording before the first trial, then two step trials.
+#[browser_fault(at = "after_login", every_step = 2, effects = "42", timeout = "60s")]
+async fn soak_explored(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::send_hello(w).await
+}
+
 fn runner_settings() -> TrialSettings {
     let mut s = TrialSettings::from_env();
     s.step_timeout = Duration::from_secs(300);
@@ -34,10 +66,27 @@ fn runner_settings() -> TrialSettings {
     s
 }
 
-/// The pids of every process whose command line names `dir` (the run's TMPDIR: workers,
-/// chromedrivers and Chromiums all carry it).
+/// The pids of every live process whose command line or environment names `dir` (the
+/// run's TMPDIR: the runner, workers, chromedrivers, Chromiums and their crash handlers all
+/// carry it). A zombie is dead: it only waits to be reaped.
 fn processes_under(dir: &Path) -> Vec<u32> {
-    let needle = dir.to_string_lossy().into_owned();
+    run_processes(dir).into_iter().map(|p| p.pid).collect()
+}
+
+/// One live process of a run.
+#[derive(Clone, Debug)]
+struct RunProcess {
+    pid: u32,
+    /// Clock ticks since boot when it started.
+    start_ticks: u64,
+    name: String,
+}
+
+fn run_processes(dir: &Path) -> Vec<RunProcess> {
+    let mut needles = vec![dir.as_os_str().as_encoded_bytes().to_vec()];
+    if let Ok(canonical) = std::fs::canonicalize(dir) {
+        needles.push(canonical.as_os_str().as_encoded_bytes().to_vec());
+    }
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -45,21 +94,39 @@ fn processes_under(dir: &Path) -> Vec<u32> {
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| *pid != std::process::id())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains(&needle))
-                .unwrap_or(false)
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let close = stat.rfind(')')?;
+            let name = stat.get(stat.find('(')? + 1..close)?.to_owned();
+            let fields: Vec<&str> = stat.get(close + 2..)?.split(' ').collect();
+            if matches!(fields.first(), Some(&"Z") | Some(&"X")) {
+                return None;
+            }
+            let start_ticks = fields.get(19)?.parse().ok()?;
+            let ours = ["cmdline", "environ"].iter().any(|f| {
+                std::fs::read(format!("/proc/{pid}/{f}")).is_ok_and(|bytes| {
+                    needles
+                        .iter()
+                        .any(|n| bytes.windows(n.len()).any(|w| w == n.as_slice()))
+                })
+            });
+            ours.then_some(RunProcess {
+                pid,
+                start_ticks,
+                name,
+            })
         })
         .collect()
 }
 
-/// Chromium processes of the run: the sign that the trial is up.
+/// Chromium processes of the run on a profile: the sign that the trial is up (not the
+/// `chromium --version` of the runner's preflight).
 fn browsers_under(dir: &Path) -> usize {
     processes_under(dir)
         .into_iter()
         .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .is_ok_and(|c| c.trim().starts_with("chrom") && !c.contains("driver"))
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("--user-data-dir="))
         })
         .count()
 }
@@ -231,6 +298,9 @@ fn killed() -> Result<(), Failed> {
     Ok(())
 }
 
+#[path = "interrupt/soak.rs"]
+mod seeded;
+
 fn main() {
     if std::env::var_os(RUNNER_ENV).is_some() {
         browser_fault::runner::main_with(runner_settings);
@@ -254,6 +324,10 @@ fn main() {
         Test::test(
             "a_sigkill_leaves_no_process_and_the_next_sweep_removes_the_root",
             killed,
+        ),
+        Test::test(
+            "signals_at_seeded_moments_of_a_two_thread_matrix_leave_nothing",
+            seeded::soak,
         ),
     ];
     libtest_mimic::run(&args, tests).exit();

@@ -10,7 +10,7 @@ use browser_fault::{BrowserBinaries, PreflightError};
 mod bench_peer;
 mod soak;
 
-const USAGE: &str = "usage: cargo xtask <drill | test | preflight | matrix [N] | soak [N] [--load]>
+const USAGE: &str = "usage: cargo xtask <drill | test | preflight | matrix [N] | soak [N] [--load] | bench-peer [N] | interrupt-soak [ROUNDS] [SEED]>
   drill            the acceptance drill: crash the reference agent at each step, print the matrix
   test             the whole test suite (what CI runs)
   preflight        find Chromium and chromedriver, installing Debian's packages when missing
@@ -18,7 +18,13 @@ const USAGE: &str = "usage: cargo xtask <drill | test | preflight | matrix [N] |
   soak [N] [--load]  the matrix N times (default 13, about 300 trials), with --load beside a
                    second matrix the whole time; counts false positives and leftovers
   bench-peer [N]   the drill against the same trials hand-written with Playwright (bench/peer),
-                   N interleaved rounds (default 6): each round's ratio and the median";
+                   N interleaved rounds (default 6): each round's ratio and the median
+  interrupt-soak [ROUNDS] [SEED]
+                   a two-thread matrix (recoveries, abort-mode workers, concurrent claimants, an
+                   exploration recording) signalled ROUNDS times (default 50) at moments the
+                   SEED picks (default: the clock), TERM, INT and KILL in turn; fails on any
+                   process of the run alive 2 s after a signal, any root left (after the next
+                   run's sweep, for KILL) or any process started after a signal";
 
 /// The drill's steps: (what it proves, the trial that proves it).
 const DRILL: &[(&str, &str)] = &[
@@ -80,6 +86,13 @@ fn main() -> ExitCode {
             let load = args.iter().any(|a| a == "--load");
             preflight().and_then(|_| soak::soak(&workspace(), rounds, load))
         }
+        Some("interrupt-soak") => preflight().and_then(|_| {
+            interrupt_soak(
+                &workspace(),
+                args.get(1).and_then(|n| n.parse().ok()).unwrap_or(50),
+                args.get(2).and_then(|n| n.parse().ok()),
+            )
+        }),
         Some("bench-peer") => preflight().and_then(|_| {
             bench_peer::bench_peer(
                 &workspace(),
@@ -245,6 +258,27 @@ fn matrix(n: usize) -> Result<(), u8> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The interrupt soak of `suites/tests/interrupt.rs` on its long matrix: `rounds` seeded
+/// signals, each round's figures and the totals printed as they come.
+fn interrupt_soak(ws: &Path, rounds: u64, seed: Option<u64>) -> Result<(), u8> {
+    let mut cmd = suite(
+        ws,
+        "interrupt",
+        &[
+            "--",
+            "--exact",
+            "signals_at_seeded_moments_of_a_two_thread_matrix_leave_nothing",
+            "--nocapture",
+        ],
+    );
+    cmd.env("BF_INTERRUPT_SOAK_ROUNDS", rounds.to_string())
+        .env("BF_INTERRUPT_SOAK_FULL", "1");
+    if let Some(seed) = seed {
+        cmd.env("BF_INTERRUPT_SOAK_SEED", seed.to_string());
+    }
+    if run(&mut cmd) { Ok(()) } else { Err(1) }
 }
 
 /// The acceptance drill.

@@ -15,7 +15,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -221,16 +221,23 @@ fn start_chromedriver(
     tmp_dir: &Path,
     own_process_group: bool,
 ) -> Result<(Child, Option<u32>, mpsc::Receiver<u16>), BrowserError> {
-    let mut cmd = Command::new(chromedriver);
-    cmd.arg("--port=0")
-        .env("TMPDIR", tmp_dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    if own_process_group {
-        cmd.process_group(0);
-    }
-    let mut child = cmd.spawn().map_err(BrowserError::DriverStart)?;
+    // Refused once the run is being interrupted; dies with the process that started it, and
+    // in a group of its own takes its group (Chromium) along.
+    let mut child = crate::trial::interrupt::spawn_browser_process(
+        chromedriver,
+        &["--port=0"],
+        own_process_group,
+        |cmd| {
+            cmd.env("TMPDIR", tmp_dir)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null());
+            if own_process_group {
+                cmd.process_group(0);
+            }
+        },
+    )
+    .map_err(BrowserError::DriverStart)?;
     let group = own_process_group.then_some(child.id());
     let Some(stdout) = child.stdout.take() else {
         kill_child(&mut child, group);

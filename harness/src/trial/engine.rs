@@ -28,7 +28,16 @@ pub async fn run_trial(trial: &Trial, settings: &TrialSettings) -> Result<TrialR
 }
 
 /// [`run_trial`], with every worker reporting its steps and crossings when `record`.
+/// Never starts, and never completes, once the run is being interrupted: the stop drops it.
 pub(crate) async fn run_trial_with(
+    trial: &Trial,
+    settings: &TrialSettings,
+    record: bool,
+) -> Result<TrialReport, TrialError> {
+    super::interrupt::unless_stopped(run_trial_unguarded(trial, settings, record)).await
+}
+
+async fn run_trial_unguarded(
     trial: &Trial,
     settings: &TrialSettings,
     record: bool,
@@ -43,10 +52,8 @@ pub(crate) async fn run_trial_with(
     let root = settings
         .trial_root_base
         .join(format!("{:08x}", rand::random::<u32>()));
-    std::fs::create_dir_all(&root).map_err(folders_err)?;
-    super::sweep::write_root_owner(&root).map_err(folders_err)?;
-    // Known to an interrupt of the runner for as long as the trial runs.
-    let _live = super::interrupt::LiveRoot::register(&root);
+    // Known to an interrupt of the runner for as long as the trial runs; refused after it.
+    let _live = super::interrupt::LiveRoot::create(&root).map_err(folders_err)?;
 
     let site = match RunningSite::start((scenario.site)()).await {
         Ok(site) => site,

@@ -156,9 +156,10 @@ pub(crate) async fn spawn_worker(
                     .with_steps(spec.armed_step, spec.record_steps),
             );
             let sink = LogSink::Tail(log.clone());
-            let task = tokio::spawn(async move {
+            // Dropped when the run is interrupted, browser and all; never started after.
+            let task = tokio::spawn(super::interrupt::unless_stopped(async move {
                 run_worker(scenario, spec, hook, sink).await;
-            });
+            }));
             Ok(WorkerHandle {
                 events: rx,
                 control: Control::Task {
@@ -182,8 +183,8 @@ pub(crate) async fn spawn_worker(
                 socket: socket.clone(),
             };
             let exe = std::env::current_exe()?;
-            let mut child = tokio::process::Command::new(exe)
-                .args(worker_args)
+            let mut cmd = tokio::process::Command::new(exe);
+            cmd.args(worker_args)
                 .env(
                     WORKER_ENV,
                     serde_json::to_string(&launch).map_err(std::io::Error::other)?,
@@ -192,13 +193,10 @@ pub(crate) async fn spawn_worker(
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .process_group(0)
-                .kill_on_drop(true)
-                .spawn()?;
+                .kill_on_drop(true);
+            // Refused once the run is being interrupted; otherwise known to the stop at once.
+            let (mut child, group) = super::interrupt::spawn_worker_process(&mut cmd)?;
             let pgid = child.id().unwrap_or(0);
-            let Some(group) = super::interrupt::LiveGroup::register(pgid) else {
-                let _ = child.wait().await;
-                return Err(std::io::Error::other("the run was interrupted"));
-            };
             let group = Some(group);
             for pipe in [
                 child
@@ -369,6 +367,9 @@ fn die_with_the_trial() {
 /// The worker role of a re-entered test binary: runs one worker and exits.
 pub(crate) fn worker_process_main(launch: WorkerLaunch) -> ! {
     die_with_the_trial();
+    // Run again with its arguments, this binary comes back here: its chromedriver can be
+    // started so as to die with it.
+    super::interrupt::mark_reentrant();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -406,7 +407,10 @@ pub(crate) fn worker_process_main(launch: WorkerLaunch) -> ! {
 }
 
 /// The worker launch in this process's environment, if it is a worker.
+/// A re-entered binary that is to become a browser-side process does so here, first: every
+/// runner and worker entry asks for its worker launch before anything else.
 pub(crate) fn worker_launch_from_env() -> Option<WorkerLaunch> {
+    super::interrupt::exec_guarded_if_asked();
     let raw = std::env::var(WORKER_ENV).ok()?;
     match serde_json::from_str(&raw) {
         Ok(launch) => Some(launch),
