@@ -4,7 +4,7 @@
 //!
 //! Chromium must be told to use it for loopback too, which it bypasses by default:
 //! `--proxy-server=http://127.0.0.1:PORT --proxy-bypass-list=<-loopback>`
-//! (see [`FaultProxy::chromium_args`]).
+//! (a worker's launch passes both when its spec names a proxy).
 //!
 //! What it does:
 //! - Absolute-form requests (`GET http://127.0.0.1:8080/x HTTP/1.1`) are forwarded with a
@@ -100,7 +100,7 @@ impl EffectFault {
 /// `"/login/x"` and `"/login-help"`; end one with `/` to keep it within a segment.
 ///
 /// ```
-/// use browser_fault::proxy::EffectMatcher;
+/// use browser_fault::_internal::proxy::EffectMatcher;
 /// let m = EffectMatcher::unsafe_methods().except("/login").path_prefix("/issue");
 /// assert!(m.matches("POST", "/issues/new"));
 /// assert!(!m.matches("POST", "/login"));
@@ -252,16 +252,6 @@ impl FaultProxy {
     /// `http://127.0.0.1:PORT`, the value for Chromium's `--proxy-server`.
     pub fn proxy_url(&self) -> String {
         format!("http://{}", self.addr)
-    }
-
-    /// The Chromium flags that send all its traffic, loopback included, through the proxy:
-    /// `--proxy-server=http://127.0.0.1:PORT` and `--proxy-bypass-list=<-loopback>`
-    /// (Chromium never proxies loopback without the latter).
-    pub fn chromium_args(&self) -> [String; 2] {
-        [
-            format!("--proxy-server={}", self.proxy_url()),
-            "--proxy-bypass-list=<-loopback>".to_owned(),
-        ]
     }
 
     /// Arms `fault` for the first request `matcher` picks from now on, replacing an arm no
