@@ -326,6 +326,23 @@ impl Page {
         }
     }
 
+    /// Runs `body` on a clone of this page as one step named `name` ([`Page::step`]): what
+    /// every action does, so that the future it returns owns what it needs (`'static`).
+    fn stepped<T, F, Fut>(
+        &self,
+        name: &'static str,
+        body: F,
+    ) -> impl Future<Output = Result<T, TaskError>> + Send + use<T, F, Fut>
+    where
+        F: FnOnce(Page) -> Fut,
+        Fut: Future<Output = Result<T, TaskError>> + Send,
+        T: Send,
+    {
+        let this = self.clone();
+        let fut = body(self.clone());
+        async move { this.step(name, fut).await }
+    }
+
     /// Whether this session's browser still runs (a retired session's does not count).
     fn browser_alive(&self) -> bool {
         self.token.is_some_and(|t| {
@@ -356,15 +373,11 @@ impl Page {
 
     /// Navigates to `route` on the site and waits for the load.
     pub fn goto(&self, route: &str) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
-        let this = self.clone();
-        let url = format!("{}{}", this.shared.spec.origin, route);
-        async move {
-            this.step("goto", async {
-                this.driver()?.goto(url).await.map_err(BrowserError::from)?;
-                this.wait_loaded().await
-            })
-            .await
-        }
+        let url = format!("{}{}", self.shared.spec.origin, route);
+        self.stepped("goto", move |this| async move {
+            this.driver()?.goto(url).await.map_err(BrowserError::from)?;
+            this.wait_loaded().await
+        })
     }
 
     /// Waits until the page's document has loaded. chromedriver can answer a navigation
@@ -502,14 +515,10 @@ impl Page {
         &self,
         selector: &str,
     ) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
-        let this = self.clone();
         let selector = selector.to_owned();
-        async move {
-            this.step("wait_for", async {
-                this.wait_element(&selector).await.map(drop)
-            })
-            .await
-        }
+        self.stepped("wait_for", move |this| async move {
+            this.wait_element(&selector).await.map(drop)
+        })
     }
 
     /// Waits until one of `selectors` matches; returns the index of the first that does.
@@ -518,14 +527,10 @@ impl Page {
         &self,
         selectors: &[&str],
     ) -> impl Future<Output = Result<usize, TaskError>> + Send + use<> {
-        let this = self.clone();
         let selectors: Vec<String> = selectors.iter().map(|s| (*s).to_owned()).collect();
-        async move {
-            this.step("wait_for_any", async {
-                this.wait_first(&selectors).await.map(|(i, _)| i)
-            })
-            .await
-        }
+        self.stepped("wait_for_any", move |this| async move {
+            this.wait_first(&selectors).await.map(|(i, _)| i)
+        })
     }
 
     /// Clicks the element matching `selector` once it is there. Returns when the click is
@@ -538,24 +543,20 @@ impl Page {
         &self,
         selector: &str,
     ) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
-        let this = self.clone();
         let selector = selector.to_owned();
-        async move {
-            this.step("click", async {
-                if this.shared.fault.next_step_is_armed() {
-                    // The worker is crashed right after this click: the crash must come after
-                    // the request reached the site, in every run, not whenever the kill
-                    // overtakes it.
-                    return this.click_and_settle(&selector).await;
-                }
-                this.click_once_there(&selector).await?;
-                // The next step (or the worker's end) waits for what it started.
-                this.shared.click_pending.store(true, Ordering::Release);
-                this.shared.clicked.store(true, Ordering::Release);
-                Ok(())
-            })
-            .await
-        }
+        self.stepped("click", move |this| async move {
+            if this.shared.fault.next_step_is_armed() {
+                // The worker is crashed right after this click: the crash must come after
+                // the request reached the site, in every run, not whenever the kill
+                // overtakes it.
+                return this.click_and_settle(&selector).await;
+            }
+            this.click_once_there(&selector).await?;
+            // The next step (or the worker's end) waits for what it started.
+            this.shared.click_pending.store(true, Ordering::Release);
+            this.shared.clicked.store(true, Ordering::Release);
+            Ok(())
+        })
     }
 
     /// Clicks `selector` ([`CLICK_JS`]): usually the element is there, looked up and clicked
@@ -694,27 +695,23 @@ impl Page {
         selector: &str,
         value: &str,
     ) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
-        let this = self.clone();
         let selector = selector.to_owned();
         let value = value.to_owned();
-        async move {
-            this.step("fill", async {
-                // Found, focused and selected in one command.
-                let (_, el, selected) = this.wait_in_page(&[&selector], true).await?;
-                let driver = this.driver()?;
-                if selected && !value.is_empty() {
-                    let inserted = driver
-                        .cdp()
-                        .send_raw("Input.insertText", serde_json::json!({ "text": value }))
-                        .await;
-                    if inserted.is_ok() {
-                        return Ok(());
-                    }
+        self.stepped("fill", move |this| async move {
+            // Found, focused and selected in one command.
+            let (_, el, selected) = this.wait_in_page(&[&selector], true).await?;
+            let driver = this.driver()?;
+            if selected && !value.is_empty() {
+                let inserted = driver
+                    .cdp()
+                    .send_raw("Input.insertText", serde_json::json!({ "text": value }))
+                    .await;
+                if inserted.is_ok() {
+                    return Ok(());
                 }
-                type_into(&el, value).await
-            })
-            .await
-        }
+            }
+            type_into(&el, value).await
+        })
     }
 
     /// Types `value` into the field matching `selector` a key at a time, replacing what it
@@ -724,16 +721,12 @@ impl Page {
         selector: &str,
         value: &str,
     ) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
-        let this = self.clone();
         let selector = selector.to_owned();
         let value = value.to_owned();
-        async move {
-            this.step("type_keys", async {
-                let el = this.wait_element(&selector).await?;
-                type_into(&el, value).await
-            })
-            .await
-        }
+        self.stepped("type_keys", move |this| async move {
+            let el = this.wait_element(&selector).await?;
+            type_into(&el, value).await
+        })
     }
 
     /// The text of the element matching `selector`.
@@ -741,19 +734,15 @@ impl Page {
         &self,
         selector: &str,
     ) -> impl Future<Output = Result<String, TaskError>> + Send + use<> {
-        let this = self.clone();
         let selector = selector.to_owned();
-        async move {
-            this.step("text", async {
-                Ok(this
-                    .wait_element(&selector)
-                    .await?
-                    .text()
-                    .await
-                    .map_err(BrowserError::from)?)
-            })
-            .await
-        }
+        self.stepped("text", move |this| async move {
+            Ok(this
+                .wait_element(&selector)
+                .await?
+                .text()
+                .await
+                .map_err(BrowserError::from)?)
+        })
     }
 
     /// An attribute of the element matching `selector`.
@@ -762,20 +751,16 @@ impl Page {
         selector: &str,
         name: &str,
     ) -> impl Future<Output = Result<Option<String>, TaskError>> + Send + use<> {
-        let this = self.clone();
         let selector = selector.to_owned();
         let name = name.to_owned();
-        async move {
-            this.step("attr", async {
-                Ok(this
-                    .wait_element(&selector)
-                    .await?
-                    .attr(&name)
-                    .await
-                    .map_err(BrowserError::from)?)
-            })
-            .await
-        }
+        self.stepped("attr", move |this| async move {
+            Ok(this
+                .wait_element(&selector)
+                .await?
+                .attr(&name)
+                .await
+                .map_err(BrowserError::from)?)
+        })
     }
 
     async fn location(&self) -> Result<Location, TaskError> {
@@ -796,52 +781,45 @@ impl Page {
         &self,
         script: &str,
     ) -> impl Future<Output = Result<serde_json::Value, TaskError>> + Send + use<> {
-        let this = self.clone();
         let script = script.to_owned();
-        async move {
-            this.step("script", async {
-                let ret = this
-                    .driver()?
-                    .execute(&script, Vec::new())
-                    .await
-                    .map_err(BrowserError::from)?;
-                Ok(ret.json().clone())
-            })
-            .await
-        }
+        self.stepped("script", move |this| async move {
+            let ret = this
+                .driver()?
+                .execute(&script, Vec::new())
+                .await
+                .map_err(BrowserError::from)?;
+            Ok(ret.json().clone())
+        })
     }
 
     /// The path of the current page (`/threads/42`).
     pub fn path(&self) -> impl Future<Output = Result<String, TaskError>> + Send + use<> {
-        let this = self.clone();
-        async move { Ok(this.step("path", this.location()).await?.path) }
+        self.stepped(
+            "path",
+            |this| async move { Ok(this.location().await?.path) },
+        )
     }
 
     /// Deletes every cookie of the browser for the current page's site (a signed-out
     /// browser). The profile keeps its other state.
     pub fn delete_cookies(&self) -> impl Future<Output = Result<(), TaskError>> + Send + use<> {
-        let this = self.clone();
-        async move {
-            this.step("delete_cookies", async {
-                this.driver()?
-                    .delete_all_cookies()
-                    .await
-                    .map_err(BrowserError::from)?;
-                Ok(())
-            })
-            .await
-        }
+        self.stepped("delete_cookies", move |this| async move {
+            this.driver()?
+                .delete_all_cookies()
+                .await
+                .map_err(BrowserError::from)?;
+            Ok(())
+        })
     }
 
     /// What the page shows, as the site's adapter reads it ([`Site::read_page`]).
     ///
     /// [`Site::read_page`]: crate::site::Site::read_page
     pub fn read(&self) -> impl Future<Output = Result<PageFacts, TaskError>> + Send + use<> {
-        let this = self.clone();
-        async move {
+        self.stepped("read_page", |this| async move {
             let site = this.shared.site.clone();
-            this.step("read_page", site.read_page(&this)).await
-        }
+            site.read_page(&this).await
+        })
     }
 
     /// Whether the site shows its sign-in page.
@@ -972,43 +950,39 @@ impl Page {
         &self,
         route: &str,
     ) -> impl Future<Output = Result<(u16, String), TaskError>> + Send + use<> {
-        let this = self.clone();
         let route = route.to_owned();
-        async move {
-            this.step("fetch", async {
-                let driver = this.driver()?;
-                let origin = &this.shared.spec.origin;
-                let args = vec![serde_json::json!(route), serde_json::json!(origin)];
-                let mut went_home = false;
-                loop {
-                    let ret = driver
-                        .execute_async(FETCH_JS, args.clone())
-                        .await
-                        .map_err(BrowserError::from)?;
-                    let (status, body): (i64, String) =
-                        ret.convert().map_err(|_| TaskError::UnexpectedReply {
-                            what: "a fetch from the page",
-                        })?;
-                    match u16::try_from(status) {
-                        Ok(status) => return Ok((status, body)),
-                        // Elsewhere (a blank or foreign page): the site's origin first, once.
-                        Err(_) if !went_home => {
-                            went_home = true;
-                            driver
-                                .goto(format!("{origin}/"))
-                                .await
-                                .map_err(BrowserError::from)?;
-                        }
-                        Err(_) => {
-                            return Err(TaskError::UnexpectedReply {
-                                what: "a fetch from the page (not on the site's origin)",
-                            });
-                        }
+        self.stepped("fetch", move |this| async move {
+            let driver = this.driver()?;
+            let origin = &this.shared.spec.origin;
+            let args = vec![serde_json::json!(route), serde_json::json!(origin)];
+            let mut went_home = false;
+            loop {
+                let ret = driver
+                    .execute_async(FETCH_JS, args.clone())
+                    .await
+                    .map_err(BrowserError::from)?;
+                let (status, body): (i64, String) =
+                    ret.convert().map_err(|_| TaskError::UnexpectedReply {
+                        what: "a fetch from the page",
+                    })?;
+                match u16::try_from(status) {
+                    Ok(status) => return Ok((status, body)),
+                    // Elsewhere (a blank or foreign page): the site's origin first, once.
+                    Err(_) if !went_home => {
+                        went_home = true;
+                        driver
+                            .goto(format!("{origin}/"))
+                            .await
+                            .map_err(BrowserError::from)?;
+                    }
+                    Err(_) => {
+                        return Err(TaskError::UnexpectedReply {
+                            what: "a fetch from the page (not on the site's origin)",
+                        });
                     }
                 }
-            })
-            .await
-        }
+            }
+        })
     }
 
     /// GETs a JSON route of the site from inside the page ([`Page::fetch`]). Returns the
@@ -1034,37 +1008,29 @@ impl Page {
         &self,
         name: &str,
     ) -> impl Future<Output = Result<Option<crate::worker::Secret>, TaskError>> + Send + use<> {
-        let this = self.clone();
         let name = name.to_owned();
-        async move {
-            this.step("cookie", async {
-                let cookies = this
-                    .driver()?
-                    .get_all_cookies()
-                    .await
-                    .map_err(BrowserError::from)?;
-                Ok(cookies
-                    .into_iter()
-                    .find(|c| c.name == name)
-                    .map(|c| crate::worker::Secret::new(c.value)))
-            })
-            .await
-        }
+        self.stepped("cookie", move |this| async move {
+            let cookies = this
+                .driver()?
+                .get_all_cookies()
+                .await
+                .map_err(BrowserError::from)?;
+            Ok(cookies
+                .into_iter()
+                .find(|c| c.name == name)
+                .map(|c| crate::worker::Secret::new(c.value)))
+        })
     }
 
     /// A PNG screenshot of the page.
     pub fn screenshot(&self) -> impl Future<Output = Result<Vec<u8>, TaskError>> + Send + use<> {
-        let this = self.clone();
-        async move {
-            this.step("screenshot", async {
-                Ok(this
-                    .driver()?
-                    .screenshot_as_png()
-                    .await
-                    .map_err(BrowserError::from)?)
-            })
-            .await
-        }
+        self.stepped("screenshot", move |this| async move {
+            Ok(this
+                .driver()?
+                .screenshot_as_png()
+                .await
+                .map_err(BrowserError::from)?)
+        })
     }
 }
 
