@@ -164,11 +164,13 @@ pub mod prelude {
     };
 }
 
-/// Not public API: what the harness's own tests and benches reach (its integration tests,
-/// benches and the `xtask`), behind the `_internal` feature. May change in any release.
+/// Not public API: what the harness's own integration tests, benches and doctests of private
+/// items reach of its private layers, behind the `_internal` feature (insta's
+/// `_cargo_insta_support`). May change in any release.
 ///
-/// Enabled by the harness's dev-dependency on itself (`Cargo.toml`), so that `cargo test`,
-/// `cargo bench` and `cargo clippy --all-targets` see it and a plain build does not.
+/// Enabled by the harness's dev-dependency on itself (`Cargo.toml`), so that `cargo test`
+/// (`--workspace`, `-p browser-fault --test X`), `cargo bench` and `cargo clippy
+/// --all-targets` see it, and a plain build of the library does not.
 #[cfg(feature = "_internal")]
 #[doc(hidden)]
 pub mod _internal {
