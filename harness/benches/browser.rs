@@ -14,14 +14,15 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use browser_fault::browser::process::{kill_group, kill_profile_processes};
-use browser_fault::browser::{BrowserBinaries, HEADLESS_FLAGS};
+use browser_fault::_internal::browser::process::{kill_group, kill_profile_processes};
+use browser_fault::_internal::fault::FaultHook;
+use browser_fault::_internal::worker::{WorkerSpec, start_standalone};
 use browser_fault::fixtures::{DEMO_ACCOUNTS, FixtureSite, SiteConfig};
 use browser_fault::journal::{Checkpoint, Journal, NewRun};
 use browser_fault::plan::FaultPoint;
 use browser_fault::profile::{ProfileSpec, ProfileStore};
-use browser_fault::worker::FaultHook;
-use browser_fault::worker::{Account, Outcome, Secret, Worker, WorkerSpec};
+use browser_fault::worker::{Account, Outcome, Secret};
+use browser_fault::{_internal::browser::HEADLESS_FLAGS, BrowserBinaries};
 use thirtyfour::prelude::*;
 use thirtyfour::{Capabilities, WebDriver};
 
@@ -151,7 +152,7 @@ async fn layer_round(b: &mut Bench, ops: &mut Ops) {
     let start = Instant::now();
     let w = ops.launch.time(
         start,
-        Worker::start_standalone(
+        start_standalone(
             spec,
             std::sync::Arc::new(browser_fault::site::Fixture::new()),
         )
@@ -383,7 +384,7 @@ async fn blocking_round(b: &mut Bench, blocked: &mut [(String, usize, Samples)])
 /// signed-in worker, alternating.
 async fn protocol_rounds(b: &mut Bench, rounds: usize) -> (Samples, Samples, Samples) {
     let spec = b.spec();
-    let mut w = Worker::start_standalone(
+    let mut w = start_standalone(
         spec,
         std::sync::Arc::new(browser_fault::site::Fixture::new()),
     )

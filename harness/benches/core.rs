@@ -6,8 +6,8 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use browser_fault::_internal::lease::{LeaseHolder, claim_lease};
 use browser_fault::journal::{Checkpoint, Journal, NewRun, args_hash};
-use browser_fault::lease::{LeaseHolder, claim_lease};
 use browser_fault::profile::{ProfileSpec, ProfileStore};
 
 const SAMPLES: usize = 2_000;

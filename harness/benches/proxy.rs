@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::response::Html;
 use axum::routing::get;
-use browser_fault::proxy::FaultProxy;
+use browser_fault::_internal::proxy::FaultProxy;
 
 const PAGE: &str = "<!doctype html><html><head><title>bench</title></head>\
     <body><h1>A small page</h1><p>Served by the bench's site.</p></body></html>";

@@ -164,20 +164,6 @@ impl<'a> CleanupCoordinator<'a> {
         CleanupCoordinator { journal, store }
     }
 
-    /// Records `path` as pending cleanup (idempotent), so that a missing cleanup is visible.
-    pub fn register(&self, path: &Path) -> Result<(), JournalError> {
-        let key = path.to_string_lossy().into_owned();
-        self.journal.with_conn(|conn| {
-            conn.execute(
-                "INSERT INTO cleanup_claims (profile_path, state, updated_unix_ms)
-                 VALUES (?1, 'pending', ?2) ON CONFLICT (profile_path) DO NOTHING",
-                params![key, now_unix_ms()],
-            )
-            .map(|_| ())
-            .map_err(|e| self.journal.sql(e))
-        })
-    }
-
     /// Removes the profile at `path`, proving containment first. See the module docs.
     pub fn remove_profile(&self, path: &Path) -> CleanupReport {
         let key = match self.locate(path) {

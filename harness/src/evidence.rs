@@ -5,10 +5,15 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cleanup::CleanupOutcome;
-use crate::fault::ScreenshotRef;
+/// How a trial's cleanup of a profile ended ([`CleanupEvidence::outcome`]).
+pub use crate::cleanup::CleanupOutcome;
+/// What a worker measured and reported: its timing, the step a step crash struck after, a
+/// screenshot's file.
+pub use crate::fault::{ScreenshotRef, Step, WorkerTiming};
 use crate::journal::Checkpoint;
-use crate::oracle::{FaultRecord, LeakedProfile, Verdict};
+/// What the fault engine recorded: a fault that struck or was scheduled.
+pub use crate::oracle::{FaultRecord, ScheduledFault};
+use crate::oracle::{LeakedProfile, Verdict};
 use crate::plan::Variant;
 use crate::plan::{CrashMode, FaultPoint, Hazard};
 use crate::worker::WorkerResult;
@@ -45,7 +50,7 @@ pub struct WorkerEvidence {
     /// From spawn to its end, in ms.
     pub total_ms: u64,
     /// Where its time went, as it measured it (up to its crash, for a crashed worker).
-    pub timing: crate::fault::WorkerTiming,
+    pub timing: WorkerTiming,
     /// The last 8 KiB of its log, with a truncation marker; known secrets redacted.
     pub log_tail: String,
     /// Each side effect's verify step: what it actually checked before `TARGET_VERIFIED`.
@@ -60,7 +65,7 @@ pub struct WorkerEvidence {
     pub tampered: Vec<String>,
     /// For a step crash: the step it had just completed when it was crashed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub struck_step: Option<crate::fault::Step>,
+    pub struck_step: Option<Step>,
 }
 
 /// What one verify step checked before its side effect was journaled `TARGET_VERIFIED`.

@@ -40,7 +40,7 @@ pub struct WorkerTiming {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 #[non_exhaustive]
-pub enum WorkerEvent {
+pub(crate) enum WorkerEvent {
     /// The worker is up and waits at the start gate (before claiming the lease) for the
     /// trial's word: how two workers are made to race for one profile at the same instant.
     Ready,
@@ -121,7 +121,7 @@ pub struct Step {
 /// The trial's word to a worker waiting at a boundary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Resume {
+pub(crate) enum Resume {
     /// Go on.
     Continue,
     /// Reload the current page, then go on: the world changed under the live worker, and
@@ -135,7 +135,7 @@ pub(crate) fn ms(d: std::time::Duration) -> u64 {
 }
 
 /// This process's peak resident memory (`VmHWM` in `/proc/self/status`), in KiB.
-pub fn peak_rss_kb() -> u64 {
+pub(crate) fn peak_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

@@ -10,7 +10,7 @@
 //! ```
 //! use std::time::Duration;
 //! use browser_fault::journal::Journal;
-//! use browser_fault::lease::{LeaseHolder, claim_lease};
+//! use browser_fault::_internal::lease::{LeaseHolder, claim_lease};
 //! use browser_fault::profile::{ProfileSpec, ProfileStore};
 //! let dir = tempfile::tempdir()?;
 //! let journal = Journal::open(&dir.path().join("journal.sqlite"))?;
@@ -111,7 +111,6 @@ pub struct Lease {
     lock: Option<File>,
     profile_path: PathBuf,
     generation: u64,
-    holder: LeaseHolder,
 }
 
 /// A failure to claim, renew or release a lease. Branch on [`LeaseError::kind`].
@@ -250,7 +249,6 @@ pub fn claim_lease(
             lock: Some(lock),
             profile_path: path.to_owned(),
             generation,
-            holder: holder.clone(),
         }),
         Ok(Err(row)) => Err(LeaseError::new(
             path,
@@ -314,16 +312,6 @@ impl Lease {
     /// The fencing generation: strictly increasing across grants of this profile.
     pub fn generation(&self) -> u64 {
         self.generation
-    }
-
-    /// The profile this lease covers.
-    pub fn profile_path(&self) -> &Path {
-        &self.profile_path
-    }
-
-    /// The holder.
-    pub fn holder(&self) -> &LeaseHolder {
-        &self.holder
     }
 
     /// Whether the lock file at the profile's [`LOCK_FILE`] path is still the file this lease

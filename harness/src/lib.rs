@@ -4,6 +4,43 @@
 //! worker at a lifecycle boundary (a real SIGKILL of a real Chromium's worker), runs a
 //! recovery worker on the same profile, and judges what the website accepted.
 //!
+//! # Quick start
+//!
+//! A `harness = false` test target (`[[test]] name = "agent", harness = false` in your
+//! `Cargo.toml`, browser-fault your only dev-dependency) holds the scenarios and ends with
+//! [`main!`]; `cargo test --test agent` then runs every trial against the bundled fixture
+//! site, one per boundary and variant (`send_message::after_click::landed`, …):
+//!
+//! ```no_run
+//! // tests/agent.rs
+//! use browser_fault::prelude::*;
+//!
+//! #[browser_fault(at = "all", hazards = "all", effects = "42")]
+//! async fn send_message(w: &mut Worker) -> TaskResult {
+//!     let route = "/threads/42";
+//!     w.require_trusted_profile()?; // refuses a profile rolled back to an older generation
+//!     let page = w.open(route).await?;
+//!     if page.is_sign_in().await? {
+//!         let account = w.account().clone();
+//!         page.sign_in(&account).await?;
+//!     }
+//!     w.probe_identity().await?; // never trust a profile's login
+//!     let target = w.target().route(route).object("42").api();
+//!     w.side_effect("send-hello")
+//!         .verify(move |p| p.expect_target(target.clone()))
+//!         .act(|p, key| async move {
+//!             p.fill("#request-key", key.as_str()).await?;
+//!             p.click("button#send").await
+//!         })
+//!         .confirm(|p, key| p.wait_for(&format!("[data-sent-key=\"{key}\"]")))
+//!         .reconcile(|p, key| p.effect_status(key))
+//!         .run()
+//!         .await
+//! }
+//!
+//! browser_fault::main!();
+//! ```
+//!
 //! # The public API
 //!
 //! - [`prelude`]: what a scenario file needs (`use browser_fault::prelude::*;`).
@@ -30,31 +67,37 @@
 //! [`trial::scenarios`] lists the scenarios `#[browser_fault]` registered, for a runner of
 //! your own.
 //!
-//! The other modules (`browser`, `cleanup`, `fault`, `lease`, `liveness`, `logtail`,
-//! `proxy`) are hidden from these docs: they are the harness's own layers, public only for
-//! its tests and the code the attribute generates, and may change in any release.
+//! The harness's own layers (the browser, the lease, the cleanup, the fault proxy, …) are
+//! private; nothing outside this crate may rely on them.
 #![forbid(unsafe_code)]
+// Without `_internal`, what only the harness's own tests reach through it (the lease's
+// renewal, the fault proxy's request log, …) is unreachable and unused. The builds that
+// check these lints (`cargo clippy --all-targets`, `cargo test`) turn `_internal` on.
+#![cfg_attr(
+    not(feature = "_internal"),
+    expect(
+        dead_code,
+        unreachable_pub,
+        reason = "the items `_internal` re-exports for the harness's own tests"
+    )
+)]
 
-#[doc(hidden)]
-pub mod browser;
-#[doc(hidden)]
-pub mod cleanup;
+// The harness's own layers: crate-private, so that the compiler flags their dead code and
+// their `pub` items that nothing outside reaches. The harness's own tests reach what they
+// need through `_internal`.
+mod browser;
+mod cleanup;
 mod error;
 pub mod evidence;
-#[doc(hidden)]
-pub mod fault;
+mod fault;
 pub mod journal;
-#[doc(hidden)]
-pub mod lease;
-#[doc(hidden)]
-pub mod liveness;
-#[doc(hidden)]
-pub mod logtail;
+mod lease;
+mod liveness;
+mod logtail;
 pub mod oracle;
 pub mod plan;
 pub mod profile;
-#[doc(hidden)]
-pub mod proxy;
+mod proxy;
 pub mod report;
 pub mod runner;
 mod scenario;
@@ -114,4 +157,63 @@ pub mod prelude {
         Account, EffectStatus, Outcome, Page, SafeStop, Secret, Target, TaskError, TaskResult,
         Worker,
     };
+}
+
+/// Not public API: what the harness's own integration tests, benches and doctests of private
+/// items reach of its private layers, behind the `_internal` feature (insta's
+/// `_cargo_insta_support`). May change in any release.
+///
+/// Enabled by the harness's dev-dependency on itself (`Cargo.toml`), so that `cargo test`
+/// (`--workspace`, `-p browser-fault --test X`), `cargo bench` and `cargo clippy
+/// --all-targets` see it, and a plain build of the library does not.
+#[cfg(feature = "_internal")]
+#[doc(hidden)]
+pub mod _internal {
+    /// The browser layer.
+    pub mod browser {
+        pub use crate::browser::{Browser, BrowserError, BrowserOptions, HEADLESS_FLAGS};
+        /// The process accounting.
+        pub mod process {
+            pub use crate::browser::process::{
+                kill_group, kill_profile_processes, processes_using_profile, wait_dead,
+            };
+        }
+    }
+    /// The cleanup coordinator.
+    pub mod cleanup {
+        pub use crate::cleanup::{
+            CleanupCoordinator, CleanupOutcome, CleanupReason, CleanupReport, KeepReason,
+            KeptProfile, SweepReport,
+        };
+    }
+    /// The fault hook and its records.
+    pub mod fault {
+        pub use crate::fault::ScreenshotRef;
+        pub use crate::worker::hook::FaultHook;
+    }
+    /// The profile lease.
+    pub mod lease {
+        pub use crate::lease::{Lease, LeaseErrorKind, LeaseHolder, claim_lease, lease_row};
+    }
+    /// Process liveness.
+    pub mod liveness {
+        pub use crate::liveness::{host_name, pid_alive, process_start_ticks};
+    }
+    /// The fault proxy.
+    pub mod proxy {
+        pub use crate::proxy::{EffectFault, EffectMatcher, FaultProxy, ProxiedRequest};
+    }
+    /// A worker outside any trial.
+    pub mod worker {
+        pub use crate::worker::spec::WorkerSpec;
+
+        /// Starts a worker outside any trial: no fault point is armed, nobody listens, the
+        /// log is kept in memory ([`Worker::log_tail`](crate::worker::Worker::log_tail)).
+        pub async fn start_standalone(
+            spec: WorkerSpec,
+            site: std::sync::Arc<dyn crate::site::Site>,
+        ) -> Result<crate::worker::Worker, crate::worker::TaskError> {
+            crate::worker::Worker::start_standalone(spec, site).await
+        }
+    }
 }

@@ -16,7 +16,7 @@ use nix::unistd::Pid;
 /// are never alive.
 ///
 /// ```
-/// assert!(browser_fault::liveness::pid_alive(std::process::id()));
+/// assert!(browser_fault::_internal::liveness::pid_alive(std::process::id()));
 /// ```
 pub fn pid_alive(pid: u32) -> bool {
     let Ok(raw) = i32::try_from(pid) else {
@@ -43,7 +43,7 @@ pub fn process_start_ticks(pid: u32) -> Option<u64> {
 ///
 /// Dead when [`pid_alive`] says so, or when both start times are known and differ
 /// (the pid now belongs to another process).
-pub fn owner_alive(pid: u32, start_ticks: Option<u64>) -> bool {
+pub(crate) fn owner_alive(pid: u32, start_ticks: Option<u64>) -> bool {
     if !pid_alive(pid) {
         return false;
     }
@@ -55,7 +55,7 @@ pub fn owner_alive(pid: u32, start_ticks: Option<u64>) -> bool {
 
 /// When `pid` started, as wall-clock time (boot time plus its start ticks); `None` when it
 /// is gone or `/proc` cannot say.
-pub fn process_start_time(pid: u32) -> Option<std::time::SystemTime> {
+pub(crate) fn process_start_time(pid: u32) -> Option<std::time::SystemTime> {
     /// `USER_HZ`: the unit of `/proc/<pid>/stat`'s start time, 100 on every Linux ABI.
     const TICKS_PER_SECOND: u64 = 100;
     let ticks = process_start_ticks(pid)?;

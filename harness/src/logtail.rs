@@ -4,14 +4,14 @@
 use std::collections::VecDeque;
 
 /// The default capacity: the last 8 KiB.
-pub const DEFAULT_TAIL_BYTES: usize = 8 * 1024;
+pub(crate) const DEFAULT_TAIL_BYTES: usize = 8 * 1024;
 
 /// The marker put in front of a tail that lost its beginning.
-pub const TRUNCATION_MARKER: &str = "[… earlier log truncated …]\n";
+pub(crate) const TRUNCATION_MARKER: &str = "[… earlier log truncated …]\n";
 
 /// The last `capacity` bytes written, and how many were dropped before them.
 #[derive(Clone, Debug)]
-pub struct LogTail {
+pub(crate) struct LogTail {
     buf: VecDeque<u8>,
     capacity: usize,
     dropped: u64,
@@ -25,7 +25,7 @@ impl Default for LogTail {
 
 impl LogTail {
     /// A tail that keeps the last `capacity` bytes.
-    pub fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize) -> Self {
         LogTail {
             buf: VecDeque::with_capacity(capacity.min(DEFAULT_TAIL_BYTES)),
             capacity,
@@ -34,7 +34,7 @@ impl LogTail {
     }
 
     /// Appends bytes, dropping the oldest beyond the capacity.
-    pub fn push(&mut self, bytes: &[u8]) {
+    pub(crate) fn push(&mut self, bytes: &[u8]) {
         let keep = &bytes[bytes.len().saturating_sub(self.capacity)..];
         self.dropped += (bytes.len() - keep.len()) as u64;
         let overflow = (self.buf.len() + keep.len()).saturating_sub(self.capacity);
@@ -44,29 +44,14 @@ impl LogTail {
     }
 
     /// Appends one line.
-    pub fn line(&mut self, line: &str) {
+    pub(crate) fn line(&mut self, line: &str) {
         self.push(line.as_bytes());
         self.push(b"\n");
     }
 
-    /// How many bytes were dropped from the front.
-    pub fn dropped(&self) -> u64 {
-        self.dropped
-    }
-
-    /// The bytes held now (at most the capacity).
-    pub fn len(&self) -> usize {
-        self.buf.len()
-    }
-
-    /// Whether nothing was logged.
-    pub fn is_empty(&self) -> bool {
-        self.buf.is_empty() && self.dropped == 0
-    }
-
     /// The tail as text: starts on a UTF-8 boundary (a character cut in half at the front is
     /// dropped), prefixed by [`TRUNCATION_MARKER`] when anything was dropped.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let (a, b) = self.buf.as_slices();
         let mut bytes = Vec::with_capacity(a.len() + b.len());
         bytes.extend_from_slice(a);
@@ -94,18 +79,18 @@ mod tests {
         let mut tail = LogTail::new(64);
         tail.line("hello");
         assert_eq!(tail.text(), "hello\n");
-        assert_eq!(tail.dropped(), 0);
+        assert_eq!(tail.dropped, 0);
     }
 
     #[test]
     fn keeps_only_the_last_bytes_and_marks_the_truncation() {
         let mut tail = LogTail::new(8);
         tail.push(b"0123456789abcdef");
-        assert_eq!(tail.len(), 8);
+        assert_eq!(tail.buf.len(), 8);
         assert_eq!(tail.text(), format!("{TRUNCATION_MARKER}89abcdef"));
         tail.push(b"XY");
         assert_eq!(tail.text(), format!("{TRUNCATION_MARKER}abcdefXY"));
-        assert_eq!(tail.dropped(), 10);
+        assert_eq!(tail.dropped, 10);
     }
 
     #[test]
@@ -128,7 +113,7 @@ mod tests {
         for _ in 0..10_000 {
             tail.line(&line);
         }
-        assert_eq!(tail.len(), DEFAULT_TAIL_BYTES);
+        assert_eq!(tail.buf.len(), DEFAULT_TAIL_BYTES);
         assert!(tail.buf.capacity() <= 2 * DEFAULT_TAIL_BYTES);
     }
 }

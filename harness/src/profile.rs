@@ -28,7 +28,7 @@ use crate::journal::now_unix_ms;
 
 /// The owner marker's file name inside a profile.
 pub const OWNER_MARKER_FILE: &str = ".browser-fault-owner.json";
-/// The lease's lock file name inside a profile (see [`crate::lease`]).
+/// The lock file name inside a profile that the worker holding the profile's lease locks.
 pub const LOCK_FILE: &str = ".browser-fault.lock";
 /// The directory under the root that holds backups.
 pub const BACKUPS_DIR: &str = ".backups";

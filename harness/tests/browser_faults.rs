@@ -8,9 +8,10 @@ mod common;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use browser_fault::browser::BrowserError;
-use browser_fault::browser::process::{processes_using_profile, wait_dead};
-use browser_fault::worker::{SafeStop, TaskError, Worker};
+use browser_fault::_internal::browser::BrowserError;
+use browser_fault::_internal::browser::process::{processes_using_profile, wait_dead};
+use browser_fault::_internal::worker::start_standalone;
+use browser_fault::worker::{SafeStop, TaskError};
 use common::{DEATH_LIMIT, ROUTE, Rig, open_signed_in, singleton_lock};
 
 fn is_retired<T: std::fmt::Debug>(r: Result<T, TaskError>) -> bool {
@@ -23,7 +24,7 @@ async fn a_timed_out_step_retires_its_session_kills_its_browser_and_disarms_the_
     // Long enough that no other step times out with two matrices running on the same two
     // cores (1 s and then 4 s did, under that load: a fill types one key per command).
     rig.spec.step_timeout = Duration::from_secs(15);
-    let mut w = Worker::start_standalone(
+    let mut w = start_standalone(
         rig.spec.clone(),
         std::sync::Arc::new(browser_fault::site::Fixture::new()),
     )
@@ -85,7 +86,7 @@ async fn a_timed_out_step_retires_its_session_kills_its_browser_and_disarms_the_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_browser_is_noticed_and_relaunched_on_its_profile_over_the_stale_lock() {
     let rig = Rig::new("crash").await;
-    let mut w = Worker::start_standalone(
+    let mut w = start_standalone(
         rig.spec.clone(),
         std::sync::Arc::new(browser_fault::site::Fixture::new()),
     )
@@ -150,7 +151,7 @@ fn live_process() -> Child {
 fn lock_with_owner(profile: &std::path::Path, pid: u32) {
     let lock = profile.join("SingletonLock");
     let _ = std::fs::remove_file(&lock);
-    let target = format!("{}-{pid}", browser_fault::liveness::host_name());
+    let target = format!("{}-{pid}", browser_fault::_internal::liveness::host_name());
     std::os::unix::fs::symlink(target, lock).unwrap();
 }
 
@@ -166,7 +167,7 @@ async fn a_lock_naming_a_live_process_is_refused_at_start_and_at_relaunch() {
     // At start: nothing is launched on a profile a live process holds.
     let holder = live_process();
     lock_with_owner(rig.profile_dir(), holder.id());
-    let err = Worker::start_standalone(
+    let err = start_standalone(
         rig.spec.clone(),
         std::sync::Arc::new(browser_fault::site::Fixture::new()),
     )
@@ -190,7 +191,7 @@ async fn a_lock_naming_a_live_process_is_refused_at_start_and_at_relaunch() {
     // gave its lease back). The next worker is the run's next incarnation.
     let mut spec = rig.spec.clone();
     spec.incarnation = 2;
-    let mut w = Worker::start_standalone(
+    let mut w = start_standalone(
         spec,
         std::sync::Arc::new(browser_fault::site::Fixture::new()),
     )
@@ -234,7 +235,7 @@ async fn a_lock_naming_a_live_process_is_refused_at_start_and_at_relaunch() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_browser_process_outlives_a_finished_worker() {
     let rig = Rig::new("finish").await;
-    let mut w = Worker::start_standalone(
+    let mut w = start_standalone(
         rig.spec.clone(),
         std::sync::Arc::new(browser_fault::site::Fixture::new()),
     )
@@ -257,7 +258,7 @@ async fn no_browser_process_outlives_a_finished_worker() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_browser_process_outlives_a_worker_whose_browser_was_killed() {
     let rig = Rig::new("killed").await;
-    let mut w = Worker::start_standalone(
+    let mut w = start_standalone(
         rig.spec.clone(),
         std::sync::Arc::new(browser_fault::site::Fixture::new()),
     )
@@ -270,7 +271,7 @@ async fn no_browser_process_outlives_a_worker_whose_browser_was_killed() {
     w.kill_browser();
     assert!(wait_dead(browser, DEATH_LIMIT).await);
     // chromedriver survives its browser; ending the worker must end it too.
-    assert!(browser_fault::liveness::pid_alive(driver));
+    assert!(browser_fault::_internal::liveness::pid_alive(driver));
     w.finish().await;
     rig.assert_no_browser_left(Some(driver)).await;
 }

@@ -9,8 +9,9 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 
-use browser_fault::browser::BrowserBinaries;
-use browser_fault::browser::process::{kill_group, kill_profile_processes, wait_dead};
+use browser_fault::_internal::browser::process::{kill_group, kill_profile_processes, wait_dead};
+use browser_fault::_internal::worker::start_standalone;
+use browser_fault::BrowserBinaries;
 use browser_fault::fixtures::{LedgerEntry, SiteHazard};
 use browser_fault::journal::Checkpoint;
 use browser_fault::worker::{Outcome, Page, SafeStop, TaskError, TaskResult, Worker};
@@ -65,7 +66,7 @@ fn assert_sent_once(rig: &Rig) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn signs_in_verifies_sends_once_and_journals_every_state() {
     let rig = Rig::new("journey").await;
-    let mut w = Worker::start_standalone(
+    let mut w = start_standalone(
         rig.spec.clone(),
         std::sync::Arc::new(browser_fault::site::Fixture::new()),
     )
@@ -138,7 +139,7 @@ async fn refusal(page: &Page, target: browser_fault::worker::Target) -> Option<S
 async fn expect_target_refuses_each_mismatch_with_its_typed_safe_stop() {
     let rig = Rig::new("target").await;
     let site = rig.site.clone();
-    let mut w = Worker::start_standalone(
+    let mut w = start_standalone(
         rig.spec.clone(),
         std::sync::Arc::new(browser_fault::site::Fixture::new()),
     )
@@ -274,7 +275,7 @@ async fn runs_the_journey_through_a_remote_webdriver_endpoint() {
     let mut rig = Rig::new("remote").await;
     let remote = RemoteDriver::start(&rig.root.path().join("rtmp"));
     rig.spec.webdriver_url = Some(format!("http://127.0.0.1:{}", remote.port));
-    let mut w = Worker::start_standalone(
+    let mut w = start_standalone(
         rig.spec.clone(),
         std::sync::Arc::new(browser_fault::site::Fixture::new()),
     )

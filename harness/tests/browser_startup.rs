@@ -11,8 +11,8 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use browser_fault::_internal::worker::start_standalone;
 use browser_fault::fixtures::{FixtureSite, SiteConfig};
-use browser_fault::worker::Worker;
 use common::Rig;
 
 const SESSIONS: usize = 3;
@@ -33,7 +33,7 @@ async fn the_first_navigation_of_concurrent_sessions_never_stalls() {
                 let prefs = rig.profile_dir().join("Default").join("Preferences");
                 tokio::spawn(async move {
                     assert!(spec.fast_first_navigation, "the fast path is the default");
-                    let mut w = Worker::start_standalone(
+                    let mut w = start_standalone(
                         spec,
                         std::sync::Arc::new(browser_fault::site::Fixture::new()),
                     )

@@ -7,9 +7,11 @@ use std::process::Command;
 use std::sync::Barrier;
 use std::time::Duration;
 
-use browser_fault::cleanup::{CleanupCoordinator, CleanupOutcome, CleanupReason, KeepReason};
+use browser_fault::_internal::cleanup::{
+    CleanupCoordinator, CleanupOutcome, CleanupReason, KeepReason,
+};
+use browser_fault::_internal::lease::{LeaseHolder, claim_lease};
 use browser_fault::journal::{Journal, NewRun};
-use browser_fault::lease::{LeaseHolder, claim_lease};
 use browser_fault::profile::{ProfileSpec, ProfileStore};
 
 struct World {

@@ -5,7 +5,10 @@
 
 use std::os::unix::fs::PermissionsExt;
 
-use browser_fault::browser::{Browser, BrowserBinaries, BrowserOptions};
+use browser_fault::{
+    _internal::browser::{Browser, BrowserOptions},
+    BrowserBinaries,
+};
 
 fn wrapper(dir: &std::path::Path, real: &std::path::Path, fail_first: usize) -> std::path::PathBuf {
     let script = dir.join("chromedriver");

@@ -15,7 +15,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
-use browser_fault::proxy::{EffectFault, EffectMatcher, FaultProxy, ProxiedRequest};
+use browser_fault::_internal::proxy::{EffectFault, EffectMatcher, FaultProxy, ProxiedRequest};
 use futures_util::FutureExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

@@ -8,8 +8,8 @@ use std::io::{BufRead, BufReader, Lines, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
+use browser_fault::_internal::lease::{LeaseErrorKind, LeaseHolder, claim_lease, lease_row};
 use browser_fault::journal::Journal;
-use browser_fault::lease::{LeaseErrorKind, LeaseHolder, claim_lease, lease_row};
 use browser_fault::profile::{Profile, ProfileSpec, ProfileStore};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;

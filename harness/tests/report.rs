@@ -72,7 +72,7 @@ fn write_evidence(dir: &Path, mut e: Evidence, png: Option<&[u8]>) -> PathBuf {
         std::fs::create_dir_all(&folder).unwrap();
         let file = format!("w1-{}.png", e.boundary.unwrap());
         std::fs::write(folder.join(&file), png).unwrap();
-        e.screenshot = Some(browser_fault::fault::ScreenshotRef {
+        e.screenshot = Some(browser_fault::_internal::fault::ScreenshotRef {
             file,
             sha256: "0".repeat(64),
         });
@@ -480,7 +480,10 @@ mod chromium {
     //! The HTML report in real headless Chromium, from a `file://` URL.
 
     use super::*;
-    use browser_fault::browser::{Browser, BrowserBinaries, BrowserOptions};
+    use browser_fault::{
+        _internal::browser::{Browser, BrowserOptions},
+        BrowserBinaries,
+    };
     use thirtyfour::prelude::*;
 
     async fn js(driver: &WebDriver, script: &str) -> Value {
@@ -769,9 +772,10 @@ mod chromium {
 
         drop(driver);
         browser.quit().await;
-        for pid in browser_fault::browser::process::processes_using_profile(&profile) {
+        for pid in browser_fault::_internal::browser::process::processes_using_profile(&profile) {
             assert!(
-                browser_fault::browser::process::wait_dead(pid, Duration::from_secs(10)).await,
+                browser_fault::_internal::browser::process::wait_dead(pid, Duration::from_secs(10))
+                    .await,
                 "Chromium {pid} outlived the test"
             );
         }

@@ -112,8 +112,8 @@ fn a_root_whose_owner_process_lives_is_left_alone_without_opening_its_journal() 
         root.join("owner.json"),
         serde_json::json!({
             "pid": pid,
-            "start_ticks": browser_fault::liveness::process_start_ticks(pid),
-            "host": browser_fault::liveness::host_name(),
+            "start_ticks": browser_fault::_internal::liveness::process_start_ticks(pid),
+            "host": browser_fault::_internal::liveness::host_name(),
         })
         .to_string(),
     )
@@ -135,8 +135,8 @@ fn owner_marker() -> String {
     let pid = std::process::id();
     serde_json::json!({
         "pid": pid,
-        "start_ticks": browser_fault::liveness::process_start_ticks(pid),
-        "host": browser_fault::liveness::host_name(),
+        "start_ticks": browser_fault::_internal::liveness::process_start_ticks(pid),
+        "host": browser_fault::_internal::liveness::host_name(),
     })
     .to_string()
 }

@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The environment variable naming the Chromium binary.
-pub const CHROME_ENV: &str = "BROWSER_FAULT_CHROME";
+pub(super) const CHROME_ENV: &str = "BROWSER_FAULT_CHROME";
 /// The environment variable naming the chromedriver binary.
-pub const CHROMEDRIVER_ENV: &str = "BROWSER_FAULT_CHROMEDRIVER";
+pub(crate) const CHROMEDRIVER_ENV: &str = "BROWSER_FAULT_CHROMEDRIVER";
 /// The environment variable naming a remote WebDriver endpoint to use instead of a local
 /// chromedriver.
-pub const WEBDRIVER_URL_ENV: &str = "BROWSER_FAULT_WEBDRIVER_URL";
+pub(crate) const WEBDRIVER_URL_ENV: &str = "BROWSER_FAULT_WEBDRIVER_URL";
 
 const CHROME_NAMES: &[&str] = &["chromium", "chromium-browser", "google-chrome", "chrome"];
 const CHROMEDRIVER_NAMES: &[&str] = &["chromedriver"];

@@ -7,9 +7,9 @@
 //! straggler by the profile path on its command line.
 
 mod binaries;
-pub mod process;
+pub(crate) mod process;
 mod registry;
-pub mod remote;
+pub(crate) mod remote;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -21,10 +21,9 @@ use std::time::{Duration, Instant};
 
 use thirtyfour::{Capabilities, WebDriver};
 
-pub use binaries::{
-    BrowserBinaries, CHROME_ENV, CHROMEDRIVER_ENV, PreflightError, WEBDRIVER_URL_ENV,
-};
-pub use registry::{SessionRegistry, SessionToken};
+pub use binaries::{BrowserBinaries, PreflightError};
+pub(crate) use binaries::{CHROMEDRIVER_ENV, WEBDRIVER_URL_ENV};
+pub(crate) use registry::{SessionRegistry, SessionToken};
 
 /// The headless flags that work on a closed network (DESIGN.md, "Real components").
 pub const HEADLESS_FLAGS: &[&str] = &[
@@ -116,7 +115,7 @@ impl From<thirtyfour::error::WebDriverError> for BrowserError {
 /// other work (a worker writes its journal records) while it comes up, then open the
 /// session. Dropped before that, it kills the driver.
 #[derive(Debug)]
-pub struct DriverStart {
+pub(crate) struct DriverStart {
     child: Option<Child>,
     group: Option<u32>,
     port: mpsc::Receiver<u16>,
@@ -137,7 +136,7 @@ const DRIVER_STARTS: u32 = 3;
 impl DriverStart {
     /// Spawns chromedriver (`--port=0`, `TMPDIR` = `tmp_dir`) and starts reading the port it
     /// picks. Returns at once.
-    pub fn spawn(
+    pub(crate) fn spawn(
         binaries: &BrowserBinaries,
         tmp_dir: &Path,
         options: &BrowserOptions,
@@ -185,7 +184,7 @@ impl DriverStart {
     }
 
     /// Waits until chromedriver answers, then has it launch Chromium on `profile_dir`.
-    pub async fn open_session(
+    pub(crate) async fn open_session(
         mut self,
         profile_dir: &Path,
         options: &BrowserOptions,
@@ -318,11 +317,6 @@ impl Browser {
     /// chromedriver's pid, when the harness started it.
     pub fn driver_pid(&self) -> Option<u32> {
         self.chromedriver.as_ref().map(Child::id)
-    }
-
-    /// The profile the browser runs on.
-    pub fn profile_dir(&self) -> &Path {
-        &self.profile_dir
     }
 
     /// Whether Chromium's main process is still alive.

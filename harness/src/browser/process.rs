@@ -27,7 +27,7 @@ pub fn processes_using_profile(profile_dir: &Path) -> Vec<u32> {
 /// helpers (renderers, GPU, network) die with their main process, a moment after it; the
 /// kill paths find them too ([`processes_using_profile`]), the leak count does not wait on
 /// their dying.
-pub fn browsers_using_profile(profile_dir: &Path) -> Vec<u32> {
+pub(crate) fn browsers_using_profile(profile_dir: &Path) -> Vec<u32> {
     let needle = format!("--user-data-dir={}", profile_dir.display());
     let mut found: Vec<u32> = live_pids()
         .filter(|pid| {
@@ -73,7 +73,7 @@ pub fn kill_profile_processes(profile_dir: &Path) -> usize {
 /// SIGKILLs `pids` and waits, up to `limit` each, until they are dead. Read the pids before
 /// anything else kills the tree: a dying process's command line reads as empty, so it can
 /// no longer be found by its profile path.
-pub async fn kill_and_wait(pids: &[u32], limit: std::time::Duration) {
+pub(crate) async fn kill_and_wait(pids: &[u32], limit: std::time::Duration) {
     for pid in pids {
         kill_pid(*pid);
     }
@@ -81,7 +81,7 @@ pub async fn kill_and_wait(pids: &[u32], limit: std::time::Duration) {
 }
 
 /// Waits, up to `limit` each, until every one of `pids` is dead.
-pub async fn wait_all_dead(pids: &[u32], limit: std::time::Duration) {
+pub(crate) async fn wait_all_dead(pids: &[u32], limit: std::time::Duration) {
     for pid in pids {
         wait_dead(*pid, limit).await;
     }
@@ -94,7 +94,7 @@ pub fn kill_group(pgid: u32) {
 
 /// SIGKILLs `pid` only if it is still a process of the browser on `profile_dir` (its command
 /// line names the profile): a pid that is not our child may have been reused.
-pub fn kill_pid_on_profile(pid: u32, profile_dir: &Path) {
+pub(crate) fn kill_pid_on_profile(pid: u32, profile_dir: &Path) {
     if uses_profile(pid, profile_dir) {
         kill_pid(pid);
     }
@@ -102,7 +102,7 @@ pub fn kill_pid_on_profile(pid: u32, profile_dir: &Path) {
 
 /// Whether `pid` is a browser process on `profile_dir` (its command line names the
 /// profile). A dying process's command line reads as empty: it no longer counts.
-pub fn uses_profile(pid: u32, profile_dir: &Path) -> bool {
+pub(crate) fn uses_profile(pid: u32, profile_dir: &Path) -> bool {
     let needle = format!("--user-data-dir={}", profile_dir.display());
     std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
         cmdline
@@ -112,7 +112,7 @@ pub fn uses_profile(pid: u32, profile_dir: &Path) -> bool {
 }
 
 /// SIGKILLs one process (no-op when it is gone).
-pub fn kill_pid(pid: u32) {
+pub(crate) fn kill_pid(pid: u32) {
     let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
 }
 

@@ -15,11 +15,11 @@ use super::{Browser, BrowserError};
 
 /// Proof of which session a caller was given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct SessionToken(u64);
+pub(crate) struct SessionToken(u64);
 
 /// One worker's browser slot.
 #[derive(Clone, Debug, Default)]
-pub struct SessionRegistry {
+pub(crate) struct SessionRegistry {
     inner: Arc<Inner>,
 }
 
@@ -31,7 +31,7 @@ struct Inner {
 
 impl SessionRegistry {
     /// An empty registry.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -44,14 +44,14 @@ impl SessionRegistry {
 
     /// Installs `browser` as the current session and returns its token. A session already
     /// installed is returned to the caller, which must end it.
-    pub fn install(&self, browser: Browser) -> (SessionToken, Option<Browser>) {
+    pub(crate) fn install(&self, browser: Browser) -> (SessionToken, Option<Browser>) {
         let token = SessionToken(self.inner.next.fetch_add(1, Ordering::Relaxed) + 1);
         let previous = self.slot().replace((token, browser)).map(|(_, b)| b);
         (token, previous)
     }
 
     /// The driver of the session `token` names, if it is still the current one.
-    pub fn driver(&self, token: SessionToken) -> Result<WebDriver, BrowserError> {
+    pub(crate) fn driver(&self, token: SessionToken) -> Result<WebDriver, BrowserError> {
         match &*self.slot() {
             Some((current, browser)) if *current == token => Ok(browser.driver().clone()),
             _ => Err(BrowserError::Retired),
@@ -59,7 +59,7 @@ impl SessionRegistry {
     }
 
     /// Runs `f` on the session `token` names, if it is still the current one.
-    pub fn with_browser<T>(
+    pub(crate) fn with_browser<T>(
         &self,
         token: SessionToken,
         f: impl FnOnce(&Browser) -> T,
@@ -72,7 +72,7 @@ impl SessionRegistry {
 
     /// Takes the session out of the slot if, and only if, `token` is still current.
     /// A stale token gets `None` and the successor stays.
-    pub fn retire(&self, token: SessionToken) -> Option<Browser> {
+    pub(crate) fn retire(&self, token: SessionToken) -> Option<Browser> {
         let mut slot = self.slot();
         if slot.as_ref().is_some_and(|(current, _)| *current == token) {
             slot.take().map(|(_, b)| b)

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 /// What a remote endpoint says about one session.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum SessionState {
+pub(crate) enum SessionState {
     /// The endpoint answers commands for it, or a grid lists it in a slot.
     Live,
     /// The endpoint answers "invalid session id" and no grid slot lists it.
@@ -24,7 +24,7 @@ pub enum SessionState {
 
 /// A WebDriver endpoint reached over HTTP.
 #[derive(Clone, Debug)]
-pub struct RemoteEndpoint {
+pub(crate) struct RemoteEndpoint {
     url: String,
     client: reqwest::Client,
 }
@@ -34,7 +34,7 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl RemoteEndpoint {
     /// The endpoint at `url` (`http://127.0.0.1:4444`, with or without a trailing `/`).
-    pub fn new(url: &str) -> RemoteEndpoint {
+    pub(crate) fn new(url: &str) -> RemoteEndpoint {
         let client = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
             .no_proxy()
@@ -46,20 +46,15 @@ impl RemoteEndpoint {
         }
     }
 
-    /// The endpoint's URL, without a trailing `/`.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
     /// Whether the endpoint runs on this machine (its host is loopback): then its browsers
     /// are processes the harness can see and kill, and its profiles are this machine's.
-    pub fn is_on_this_host(&self) -> bool {
+    pub(crate) fn is_on_this_host(&self) -> bool {
         is_loopback_url(&self.url)
     }
 
     /// The session ids a Selenium Grid's `/status` lists in its nodes' slots; `None` when the
     /// endpoint is not a grid (no `nodes` in its status) or cannot be read.
-    pub async fn grid_sessions(&self) -> Option<Vec<String>> {
+    pub(crate) async fn grid_sessions(&self) -> Option<Vec<String>> {
         let status = self.get_json("/status").await.ok()?;
         let nodes = status["value"]["nodes"].as_array()?;
         Some(
@@ -71,21 +66,9 @@ impl RemoteEndpoint {
         )
     }
 
-    /// How many nodes a grid's `/status` lists as `UP`; `None` when it is not a grid.
-    pub async fn grid_nodes_up(&self) -> Option<usize> {
-        let status = self.get_json("/status").await.ok()?;
-        let nodes = status["value"]["nodes"].as_array()?;
-        Some(
-            nodes
-                .iter()
-                .filter(|n| n["availability"].as_str() == Some("UP"))
-                .count(),
-        )
-    }
-
     /// What the endpoint says about session `id`. A read-only command (`GET /url`) asks the
     /// session itself; on a grid, its `/status` must agree that it is gone.
-    pub async fn session_state(&self, id: &str) -> SessionState {
+    pub(crate) async fn session_state(&self, id: &str) -> SessionState {
         let response = self
             .client
             .get(format!("{}/session/{id}/url", self.url))
@@ -127,7 +110,7 @@ impl RemoteEndpoint {
     /// Ends session `id` (`DELETE /session/{id}`), then waits until the endpoint proves it
     /// gone ([`SessionState::Gone`]) or `within` passes. Ending a session that is already
     /// gone is not an error. Returns the last state seen.
-    pub async fn end_session(&self, id: &str, within: Duration) -> SessionState {
+    pub(crate) async fn end_session(&self, id: &str, within: Duration) -> SessionState {
         let _ = self
             .client
             .delete(format!("{}/session/{id}", self.url))
@@ -137,7 +120,7 @@ impl RemoteEndpoint {
     }
 
     /// Waits until the endpoint proves session `id` gone, or `within` passes.
-    pub async fn wait_gone(&self, id: &str, within: Duration) -> SessionState {
+    pub(crate) async fn wait_gone(&self, id: &str, within: Duration) -> SessionState {
         let deadline = Instant::now() + within;
         let mut backoff = Duration::from_millis(10);
         loop {
@@ -163,7 +146,7 @@ impl RemoteEndpoint {
 }
 
 /// Whether `url`'s host is loopback (`127.0.0.0/8`, `::1`, `localhost`).
-pub fn is_loopback_url(url: &str) -> bool {
+pub(crate) fn is_loopback_url(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
@@ -179,7 +162,7 @@ pub fn is_loopback_url(url: &str) -> bool {
 }
 
 /// The WebDriver endpoint of `BROWSER_FAULT_WEBDRIVER_URL`, when set and not empty.
-pub fn endpoint_from_env() -> Option<String> {
+pub(crate) fn endpoint_from_env() -> Option<String> {
     std::env::var(super::WEBDRIVER_URL_ENV)
         .ok()
         .filter(|u| !u.trim().is_empty())

@@ -16,7 +16,7 @@ mod locks;
 mod log;
 mod orphans;
 mod page;
-mod spec;
+pub(crate) mod spec;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -24,17 +24,21 @@ use std::sync::{Arc, Mutex};
 pub use account::{Account, Secret};
 pub use journal_handle::JournalHandle;
 pub(crate) use log::{LogSink, trace};
-pub use spec::WorkerSpec;
+pub(crate) use spec::WorkerSpec;
 
+/// Why the browser under a worker failed ([`TaskError::Browser`]).
+pub use crate::browser::BrowserError;
 pub use crate::error::{FailureKind, Outcome, SafeStop, TaskError, TaskResult, WorkerResult};
+/// A profile's lease (one live worker per profile) refused or lost, and the holder's row
+/// ([`TaskError::Lease`]).
+pub use crate::lease::{LeaseError, LeaseErrorKind, LeaseRecord};
 pub use effect::{EffectStatus, SideEffect};
 pub use page::{Page, Target};
 
 pub(crate) use fault_point::strike;
 use fault_point::{cookie_values, report_strike, take_screenshot};
 /// The worker's side of the fault engine (its fault hook).
-#[doc(hidden)]
-pub use hook::FaultHook;
+pub(crate) use hook::FaultHook;
 use launch::short;
 use locks::singleton_lock_owner;
 
@@ -119,7 +123,7 @@ impl Worker {
     /// Starts a worker outside any trial: no fault point is armed, nobody listens, the log
     /// is kept in memory ([`Worker::log_tail`]). The run must exist in the journal and the
     /// profile in the store. For exploring a scenario, and for testing the browser layer.
-    pub async fn start_standalone(
+    pub(crate) async fn start_standalone(
         spec: WorkerSpec,
         site: Arc<dyn adapter::Site>,
     ) -> Result<Worker, TaskError> {

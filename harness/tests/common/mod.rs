@@ -14,12 +14,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use browser_fault::browser::BrowserBinaries;
-use browser_fault::browser::process::{processes_using_profile, wait_dead};
+use browser_fault::_internal::browser::process::{processes_using_profile, wait_dead};
+use browser_fault::_internal::worker::WorkerSpec;
+use browser_fault::BrowserBinaries;
 use browser_fault::fixtures::{DEMO_ACCOUNTS, FixtureSite, SiteConfig};
 use browser_fault::journal::{Checkpoint, Journal, NewRun};
 use browser_fault::profile::{Profile, ProfileSpec, ProfileStore};
-use browser_fault::worker::{Account, Page, Secret, TaskError, Worker, WorkerSpec};
+use browser_fault::worker::{Account, Page, Secret, TaskError, Worker};
 
 /// How long a SIGKILLed process may take to be gone. Generous: it is a limit, not a guess;
 /// the wait ends as soon as the process is dead.

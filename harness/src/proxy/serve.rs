@@ -1,0 +1,379 @@
+//! What the proxy does with a connection: accept it, answer each request (forward it,
+//! fault it, refuse it) or tunnel it, and filter cookies both ways.
+
+use std::hash::BuildHasher;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+use super::{Body, EffectFault, Record, Shared, Taken, Tasks};
+
+pub(super) async fn accept_loop(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    conns: Tasks,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        let stream = tokio::select! {
+            biased;
+            _ = stopped(&mut shutdown) => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // Out of descriptors or an aborted handshake: let it pass, don't spin.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let shared = shared.clone();
+        let mut shutdown = shutdown.clone();
+        conns.spawn(async move {
+            let service = service_fn(move |req| shared.clone().handle(req));
+            let conn = http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(stream), service)
+                .with_upgrades();
+            tokio::select! {
+                _ = conn => {}
+                _ = stopped(&mut shutdown) => {}
+            }
+        });
+    }
+}
+
+impl Shared {
+    async fn handle(
+        self: Arc<Self>,
+        req: Request<Incoming>,
+    ) -> Result<Response<Body>, std::convert::Infallible> {
+        if req.method() == Method::CONNECT {
+            return Ok(self.connect(req).await);
+        }
+        let mut record = Record::new(&self.log, req.method().as_str(), req.uri().path());
+        let response = self.forward(req, &record).await;
+        if let Ok(response) = &response {
+            record.status = Some(response.status().as_u16());
+        }
+        response
+    }
+
+    async fn forward(
+        &self,
+        req: Request<Incoming>,
+        record: &Record<'_>,
+    ) -> Result<Response<Body>, std::convert::Infallible> {
+        let uri = req.uri();
+        let (Some(host), true) = (uri.host(), uri.scheme_str() == Some("http")) else {
+            return Ok(plain(
+                StatusCode::BAD_REQUEST,
+                "browser-fault proxy: expected an absolute http:// request target\n",
+            ));
+        };
+        if let Some(refusal) = self.refuse_target(host, uri.port_u16().unwrap_or(80)) {
+            return Ok(refusal);
+        }
+        let taken = self.take_arm(req.method(), uri.path());
+        if let Some(taken) = taken {
+            record.fault(taken.fault);
+            match taken.fault {
+                EffectFault::Dropped => {
+                    self.reach(taken.generation);
+                    return Ok(lost_on_the_wire());
+                }
+                EffectFault::Lost => {
+                    self.reach(taken.generation);
+                    self.released(taken.epoch).await;
+                    return Ok(lost_on_the_wire());
+                }
+                _ => {}
+            }
+        }
+
+        let (mut parts, body) = req.into_parts();
+        strip_hop_by_hop(&mut parts.headers);
+        self.filter_cookies(&mut parts.headers);
+        let response = match self.client.request(Request::from_parts(parts, body)).await {
+            Ok(response) => response,
+            Err(_) => {
+                return Ok(plain(
+                    StatusCode::BAD_GATEWAY,
+                    "browser-fault proxy: the upstream could not be reached\n",
+                ));
+            }
+        };
+        let (mut parts, body) = response.into_parts();
+        self.see_set_cookies(&parts.headers);
+        strip_hop_by_hop(&mut parts.headers);
+        if let Some(taken) = taken {
+            self.reach(taken.generation);
+            match taken.fault {
+                EffectFault::Landed => {
+                    let _ = body.collect().await;
+                    self.released(taken.epoch).await;
+                    return Ok(lost_on_the_wire());
+                }
+                EffectFault::ResponseDropped => {
+                    let _ = body.collect().await;
+                    return Ok(lost_on_the_wire());
+                }
+                EffectFault::Slow(delay) => {
+                    tokio::select! {
+                        _ = tokio::time::sleep(delay) => {}
+                        _ = self.released(taken.epoch) => {}
+                    }
+                }
+                EffectFault::Lost | EffectFault::Dropped => {}
+            }
+        }
+        Ok(Response::from_parts(parts, body.boxed()))
+    }
+
+    /// Tunnels a CONNECT to a loopback target.
+    async fn connect(&self, req: Request<Incoming>) -> Response<Body> {
+        let authority = req.uri().authority().cloned();
+        let target = authority.as_ref().map_or("", |a| a.as_str());
+        let mut record = Record::new(&self.log, "CONNECT", target);
+        let response = self.open_tunnel(req, authority).await;
+        record.status = Some(response.status().as_u16());
+        response
+    }
+
+    async fn open_tunnel(
+        &self,
+        req: Request<Incoming>,
+        authority: Option<hyper::http::uri::Authority>,
+    ) -> Response<Body> {
+        let Some((host, port)) = authority
+            .as_ref()
+            .and_then(|a| Some((a.host(), a.port_u16()?)))
+        else {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "browser-fault proxy: CONNECT needs host:port\n",
+            );
+        };
+        if let Some(refusal) = self.refuse_target(host, port) {
+            return refusal;
+        }
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let Ok(mut upstream) = TcpStream::connect((bare, port)).await else {
+            return plain(
+                StatusCode::BAD_GATEWAY,
+                "browser-fault proxy: the upstream could not be reached\n",
+            );
+        };
+        let _ = upstream.set_nodelay(true);
+        let mut shutdown = self.shutdown.clone();
+        self.tunnels.spawn(async move {
+            // Resolves once the 200 below went out and hyper handed over the connection.
+            let Ok(upgraded) = hyper::upgrade::on(req).await else {
+                return;
+            };
+            let mut client = TokioIo::new(upgraded);
+            tokio::select! {
+                _ = tokio::io::copy_bidirectional(&mut client, &mut upstream) => {}
+                _ = stopped(&mut shutdown) => {}
+            }
+        });
+        Response::new(empty())
+    }
+
+    /// The answer for a target the proxy will not forward to, if it is one.
+    fn refuse_target(&self, host: &str, port: u16) -> Option<Response<Body>> {
+        let bare = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        let ip = bare.parse::<IpAddr>().ok();
+        let localhost = bare.eq_ignore_ascii_case("localhost");
+        if !localhost && !ip.is_some_and(|ip| ip.is_loopback()) {
+            return Some(plain(
+                StatusCode::FORBIDDEN,
+                "browser-fault proxy: only forwards to loopback (127.0.0.1, ::1, localhost)\n",
+            ));
+        }
+        if port == self.addr.port() && (localhost || ip == Some(self.addr.ip())) {
+            return Some(plain(
+                StatusCode::LOOP_DETECTED,
+                "browser-fault proxy: refuses to forward to itself\n",
+            ));
+        }
+        None
+    }
+
+    /// Takes the arm if it is pending and this request matches it.
+    fn take_arm(&self, method: &Method, path: &str) -> Option<Taken> {
+        let mut taken = None;
+        self.arm.send_if_modified(|s| {
+            let fault = match &s.pending {
+                Some((fault, m)) if m.matches(method.as_str(), path) => *fault,
+                _ => return false,
+            };
+            s.pending = None;
+            s.taken = true;
+            taken = Some(Taken {
+                fault,
+                generation: s.generation,
+                epoch: *self.release.borrow(),
+            });
+            true
+        });
+        taken
+    }
+
+    /// Marks the arm of `generation` as reached, if it is still the current one.
+    fn reach(&self, generation: u64) {
+        self.arm.send_if_modified(|s| {
+            let fresh = s.generation == generation && !s.reached;
+            if fresh {
+                s.reached = true;
+            }
+            fresh
+        });
+    }
+
+    /// Resolves at the first [`FaultProxy::release_held`] after `epoch`.
+    async fn released(&self, epoch: u64) {
+        let _ = self.release.subscribe().wait_for(|e| *e > epoch).await;
+    }
+
+    /// Drops expired cookie pairs from the Cookie headers and notes the others as seen.
+    fn filter_cookies(&self, headers: &mut HeaderMap) {
+        if !headers.contains_key(header::COOKIE) {
+            return;
+        }
+        let mut jar = lock(&self.cookies);
+        let values: Vec<HeaderValue> = headers.get_all(header::COOKIE).iter().cloned().collect();
+        let mut kept: Vec<u8> = Vec::new();
+        let mut dropped = false;
+        for value in &values {
+            for pair in value.as_bytes().split(|b| *b == b';') {
+                let pair = pair.trim_ascii();
+                if pair.is_empty() {
+                    continue;
+                }
+                let hash = jar.hasher.hash_one(pair);
+                if jar.expired.contains(&hash) {
+                    dropped = true;
+                    continue;
+                }
+                jar.seen.insert(hash);
+                if !kept.is_empty() {
+                    kept.extend_from_slice(b"; ");
+                }
+                kept.extend_from_slice(pair);
+            }
+        }
+        if !dropped {
+            return;
+        }
+        headers.remove(header::COOKIE);
+        if let Ok(value) = HeaderValue::from_bytes(&kept)
+            && !kept.is_empty()
+        {
+            headers.insert(header::COOKIE, value);
+        }
+    }
+
+    /// Notes the pairs a response sets as seen, and no longer expired.
+    fn see_set_cookies(&self, headers: &HeaderMap) {
+        let mut set = headers.get_all(header::SET_COOKIE).iter().peekable();
+        if set.peek().is_none() {
+            return;
+        }
+        let mut jar = lock(&self.cookies);
+        for value in set {
+            let bytes = value.as_bytes();
+            let pair = bytes
+                .split(|b| *b == b';')
+                .next()
+                .unwrap_or(bytes)
+                .trim_ascii();
+            if pair.is_empty() {
+                continue;
+            }
+            let hash = jar.hasher.hash_one(pair);
+            jar.expired.remove(&hash);
+            jar.seen.insert(hash);
+        }
+    }
+}
+
+/// Hop-by-hop headers (RFC 9110 7.6.1), never forwarded.
+const HOP_BY_HOP: [HeaderName; 9] = [
+    header::CONNECTION,
+    HeaderName::from_static("proxy-connection"),
+    HeaderName::from_static("keep-alive"),
+    header::PROXY_AUTHENTICATE,
+    header::PROXY_AUTHORIZATION,
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
+    header::UPGRADE,
+];
+
+/// Removes the hop-by-hop headers and those the Connection header names.
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|b| *b == b','))
+        .filter_map(|token| HeaderName::from_bytes(token.trim_ascii()).ok())
+        .collect();
+    for name in named.iter().chain(HOP_BY_HOP.iter()) {
+        headers.remove(name);
+    }
+}
+
+fn plain(status: StatusCode, body: &'static str) -> Response<Body> {
+    let mut response = Response::new(
+        Full::new(Bytes::from_static(body.as_bytes()))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn empty() -> Body {
+    Full::new(Bytes::new())
+        .map_err(|never| match never {})
+        .boxed()
+}
+
+/// Resolves once shutdown was signalled (or the proxy handle is gone).
+async fn stopped(shutdown: &mut watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|s| *s).await;
+}
+
+pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What the proxy answers for a request or response it lost: a `502`, as a real proxy
+/// would. Closing the connection instead is no loss to Chromium: it sends a `POST` again on
+/// a fresh connection when a reused one closes before any byte of an answer (measured), so
+/// the effect would land after all, or twice.
+fn lost_on_the_wire() -> Response<Body> {
+    plain(
+        StatusCode::BAD_GATEWAY,
+        "browser-fault proxy: the connection to the site was lost\n",
+    )
+}
