@@ -22,16 +22,77 @@ use crate::error::error_chain;
 use crate::scenario::{self, Scenario};
 use crate::trial::{self, Trial, TrialSettings};
 
-/// Exit code when the aggregate gate finds a trial without cleanup proof.
-pub const EXIT_CLEANUP_GATE: i32 = 3;
+/// How a run ends, as its process's exit code: one value per reason the runner stops, each
+/// saying what to do next. [`Conclusion::exit_code`] picks it; the gates come before the
+/// trials' own failures, so that they fail closed whatever the trials say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ExitCode {
+    /// `0`: every trial that ran passed, and both gates hold. Nothing to do.
+    Success,
+    /// `101`, as libtest: a trial failed. Read its verdicts, then run its `replay:` line to
+    /// see it again.
+    TrialFailed,
+    /// `3`: a trial ran without cleanup proof, so profiles may be left on disk. Read the
+    /// trial's `cleanup` evidence; `browser-fault-report` lists the trials.
+    CleanupUnproven,
+    /// `4`: a scenario that intends a side effect never acted in any trial that ran: every
+    /// trial passed without the effect it exists to test. Check the scenario reaches its
+    /// `SideEffect::run` (its target, its account, the site's state).
+    NeverActed,
+    /// `5`: the browser binaries are missing or mismatched, so no trial ran. Set
+    /// `BROWSER_FAULT_CHROME` / `BROWSER_FAULT_CHROMEDRIVER`, or run `cargo xtask drill`.
+    NoBrowser,
+    /// `130` (128 + SIGINT, as a shell reports it): the run was interrupted; its workers were
+    /// stopped and their profiles removed. Run it again.
+    Interrupted,
+    /// `143` (128 + SIGTERM): the run was terminated; its workers were stopped and their
+    /// profiles removed. Run it again.
+    Terminated,
+}
 
-/// Exit code when the browser binaries are missing or mismatched: said once, up front, with
-/// the fix, instead of failing every trial on its own.
-pub const EXIT_NO_BROWSER: i32 = 5;
+impl ExitCode {
+    /// Every exit code the runner uses.
+    pub const ALL: [ExitCode; 7] = [
+        ExitCode::Success,
+        ExitCode::TrialFailed,
+        ExitCode::CleanupUnproven,
+        ExitCode::NeverActed,
+        ExitCode::NoBrowser,
+        ExitCode::Interrupted,
+        ExitCode::Terminated,
+    ];
 
-/// Exit code when a scenario never acted in any of the trials that ran: every trial passed
-/// without the side effect it exists to test.
-pub const EXIT_NEVER_ACTED: i32 = 4;
+    /// The number the process exits with.
+    pub const fn code(self) -> i32 {
+        match self {
+            ExitCode::Success => 0,
+            ExitCode::TrialFailed => 101,
+            ExitCode::CleanupUnproven => 3,
+            ExitCode::NeverActed => 4,
+            ExitCode::NoBrowser => 5,
+            ExitCode::Interrupted => 130,
+            ExitCode::Terminated => 143,
+        }
+    }
+
+    /// The exit code that `code` stands for, if the runner uses it.
+    pub fn from_code(code: i32) -> Option<ExitCode> {
+        ExitCode::ALL.into_iter().find(|c| c.code() == code)
+    }
+
+    /// Exits the process with this code.
+    pub fn exit(self) -> ! {
+        std::process::exit(self.code())
+    }
+}
+
+impl From<ExitCode> for std::process::ExitCode {
+    fn from(code: ExitCode) -> Self {
+        // Every code is within 0..=255 (see `ExitCode::code`).
+        std::process::ExitCode::from(u8::try_from(code.code()).unwrap_or(1))
+    }
+}
 
 /// The `main` of a `harness = false` test target: runs every trial of every scenario
 /// linked into the binary with libtest-mimic's flags and the settings of the environment.
@@ -159,31 +220,32 @@ pub struct Conclusion {
 }
 
 impl Conclusion {
-    /// The process exit code: 0 on success, 101 when a trial failed (as libtest),
-    /// [`EXIT_CLEANUP_GATE`] when a trial has no cleanup proof, [`EXIT_NEVER_ACTED`] when a
-    /// scenario never acted. The gates come first: they fail closed whatever the tests say.
-    pub fn exit_code(&self) -> i32 {
+    /// The process exit code: [`ExitCode::NoBrowser`] when no trial could run, then the
+    /// gates ([`ExitCode::CleanupUnproven`], [`ExitCode::NeverActed`]), which fail closed
+    /// whatever the trials say, then [`ExitCode::TrialFailed`] when a trial failed, else
+    /// [`ExitCode::Success`].
+    pub fn exit_code(&self) -> ExitCode {
         if self.no_browser.is_some() {
-            EXIT_NO_BROWSER
+            ExitCode::NoBrowser
         } else if self.unproven_cleanups > 0 {
-            EXIT_CLEANUP_GATE
+            ExitCode::CleanupUnproven
         } else if !self.never_acted.is_empty() {
-            EXIT_NEVER_ACTED
+            ExitCode::NeverActed
         } else if self.tests.has_failed() {
-            101
+            ExitCode::TrialFailed
         } else {
-            0
+            ExitCode::Success
         }
     }
 
     /// Whether the run failed, by a trial or a gate.
     pub fn has_failed(&self) -> bool {
-        self.exit_code() != 0
+        self.exit_code() != ExitCode::Success
     }
 
     /// Exits the process with [`Conclusion::exit_code`].
     pub fn exit(self) -> ! {
-        std::process::exit(self.exit_code())
+        self.exit_code().exit()
     }
 }
 
@@ -403,6 +465,45 @@ mod tests {
             gate.record(&t, false);
         }
         assert!(gate.never_acted().is_empty());
+    }
+
+    #[test]
+    fn every_exit_code_is_distinct_and_the_signal_codes_match_the_interrupt_handler() {
+        let codes: std::collections::BTreeSet<i32> =
+            ExitCode::ALL.iter().map(|c| c.code()).collect();
+        assert_eq!(codes.len(), ExitCode::ALL.len());
+        assert_eq!(ExitCode::TrialFailed.code(), 101, "libtest's own code");
+        assert_eq!(ExitCode::Interrupted.code(), crate::trial::EXIT_INTERRUPTED);
+        assert_eq!(ExitCode::Terminated.code(), crate::trial::EXIT_TERMINATED);
+        for code in ExitCode::ALL {
+            assert_eq!(ExitCode::from_code(code.code()), Some(code));
+        }
+        assert_eq!(ExitCode::from_code(2), None);
+    }
+
+    #[test]
+    fn the_gates_come_before_a_failed_trial() {
+        let failed = libtest_mimic::Conclusion {
+            num_filtered_out: 0,
+            num_passed: 0,
+            num_failed: 1,
+            num_ignored: 0,
+            num_measured: 0,
+        };
+        let mut conclusion = Conclusion {
+            tests: failed,
+            unproven_cleanups: 0,
+            never_acted: Vec::new(),
+            no_browser: None,
+        };
+        assert_eq!(conclusion.exit_code(), ExitCode::TrialFailed);
+        conclusion.never_acted.push("send".to_owned());
+        assert_eq!(conclusion.exit_code(), ExitCode::NeverActed);
+        conclusion.unproven_cleanups = 1;
+        assert_eq!(conclusion.exit_code(), ExitCode::CleanupUnproven);
+        conclusion.no_browser = Some("chromium not found".to_owned());
+        assert_eq!(conclusion.exit_code(), ExitCode::NoBrowser);
+        assert!(conclusion.has_failed());
     }
 
     #[test]

@@ -13,6 +13,7 @@
 
 use browser_fault::oracle::Invariant;
 use browser_fault::prelude::*;
+use browser_fault::runner::ExitCode;
 use browser_fault::trial::{self, Trial, TrialSettings};
 use libtest_mimic::{Failed, Trial as Test};
 
@@ -321,7 +322,10 @@ fn seeded_replay(settings: &TrialSettings) -> Result<(), Failed> {
         let text = String::from_utf8_lossy(&out.stdout).into_owned()
             + String::from_utf8_lossy(&out.stderr).as_ref();
         let failed_once = text.contains("1 failed") && text.contains("`no_duplicate` broke");
-        if out.status.code() == Some(101) && failed_once && text.contains("replay: ") {
+        if out.status.code() == Some(ExitCode::TrialFailed.code())
+            && failed_once
+            && text.contains("replay: ")
+        {
             reproduced += 1;
         } else {
             return Err(format!(
