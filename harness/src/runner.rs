@@ -107,13 +107,13 @@ pub fn main() -> ! {
 pub fn main_with(settings: impl FnOnce() -> TrialSettings) -> ! {
     enter_worker_role_if_asked();
     let (args, filters) = arguments(std::env::args());
-    let settings = settings();
+    let mut settings = settings();
     if !args.list {
         // SIGINT and SIGTERM stop the run's workers and remove their profiles first.
         trial::interrupt::install();
     }
     sweep_before_run(&settings);
-    let (explored, broken) = explored_trials(&settings, &filters, args.exact);
+    let (explored, broken) = explored_trials(&mut settings, &filters, args.exact);
     let trials: Vec<Trial> = scenario::scenarios()
         .into_iter()
         .flat_map(trial::expand)
@@ -135,9 +135,10 @@ pub fn main_with(settings: impl FnOnce() -> TrialSettings) -> ! {
 
 /// The trials of every scenario that asks for more than its boundaries (`every_step`,
 /// `depth`, `seeded`) and could match the filters; and, for a scenario whose recording
-/// failed, its `<scenario>::explore` test that fails with the reason.
+/// failed, its `<scenario>::explore` test that fails with the reason. The run's seed is
+/// resolved here, once, and kept in `settings` for the replay lines of failures.
 fn explored_trials(
-    settings: &TrialSettings,
+    settings: &mut TrialSettings,
     filters: &[String],
     exact: bool,
 ) -> (Vec<Trial>, Vec<(String, String)>) {
@@ -150,16 +151,17 @@ fn explored_trials(
     if wanted.is_empty() {
         return (trials, broken);
     }
-    let seed = match trial::run_seed() {
+    let seed = match settings.seed.map_or_else(trial::run_seed, Ok) {
         Ok(seed) => seed,
-        Err(why) => {
+        Err(e) => {
+            let why = error_chain(&e);
             for s in wanted {
                 broken.push((format!("{}::explore", s.name), why.clone()));
             }
             return (trials, broken);
         }
     };
-    trial::explore::set_seed(seed);
+    settings.seed = Some(seed);
     if wanted.iter().any(|s| s.explore.seeded > 0) {
         eprintln!(
             "browser-fault: seed {seed} ({}={seed} replays this run's seeded trials)",
@@ -167,9 +169,9 @@ fn explored_trials(
         );
     }
     for s in wanted {
-        match trial::explore::explore(s, settings, seed) {
+        match trial::explore::explore(s, settings) {
             Ok(more) => trials.extend(more),
-            Err(why) => broken.push((format!("{}::explore", s.name), why)),
+            Err(e) => broken.push((format!("{}::explore", s.name), error_chain(&e))),
         }
     }
     (trials, broken)
@@ -641,7 +643,7 @@ fn run_and_check(
         let message = format!(
             "{message}\n  schedule: {}\n  replay: {}",
             trial.schedule(),
-            trial::explore::replay_command(trial, trial::explore::seed())
+            trial::explore::replay_command(trial, settings.seed.unwrap_or(0))
         );
         return Err((Some(Box::new(report)), message.into()));
     }

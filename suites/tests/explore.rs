@@ -132,8 +132,22 @@ fn run_all(
     Ok(out)
 }
 
+/// An error and its sources on one line, `outer: inner: innermost`.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut line = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        line.push_str(": ");
+        line.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    line
+}
+
 fn explored(name: &str, settings: &TrialSettings, seed: u64) -> Result<Vec<Trial>, Failed> {
-    trial::explore(scenario(name), settings, seed).map_err(Failed::from)
+    let mut settings = settings.clone();
+    settings.seed = Some(seed);
+    trial::explore(scenario(name), &settings).map_err(|e| Failed::from(chain(&e)))
 }
 
 /// The step trial that crashes `name`'s worker 1 right after its send: its last click (the

@@ -19,7 +19,7 @@ use std::fmt;
 use serde::Serialize;
 
 pub use engine::{SetupError, TrialError, TrialReport, run_trial};
-pub use explore::{SEED_ENV, explore, replay_command, run_seed};
+pub use explore::{ExploreError, SEED_ENV, SeedError, explore, replay_command, run_seed};
 pub use interrupt::{EXIT_INTERRUPTED, EXIT_TERMINATED};
 pub use settings::TrialSettings;
 pub use sweep::{SweepSummary, sweep_stale_roots};
