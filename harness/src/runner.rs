@@ -397,42 +397,23 @@ mod tests {
         )
     }
 
-    fn idle(_: &mut crate::worker::Worker) -> crate::scenario::ScenarioFuture<'_> {
-        Box::pin(async { Ok(crate::worker::Outcome::Completed) })
+    static ACTS_ONCE: Scenario = crate::scenario::ScenarioDef {
+        effects: Some(&["42"]),
+        ..crate::scenario::ScenarioDef::for_tests(
+            "acts_once",
+            &[
+                crate::plan::Boundary::AfterClick,
+                crate::plan::Boundary::StaleProfileRestore,
+            ],
+        )
     }
+    .into_scenario();
 
-    static ACTS_ONCE: Scenario = Scenario::new(
-        "acts_once",
-        "m",
-        "f.rs",
-        1,
-        &[
-            crate::plan::Boundary::AfterClick,
-            crate::plan::Boundary::StaleProfileRestore,
-        ],
-        &[],
-        crate::plan::CrashMode::Kill,
-        Scenario::DEFAULT_TIMEOUT,
-        None,
-        Some(&["42"]),
-        crate::site::fixture_site,
-        idle,
-    );
-
-    static READ_ONLY: Scenario = Scenario::new(
-        "read_only",
-        "m",
-        "f.rs",
-        1,
-        &[crate::plan::Boundary::AfterClick],
-        &[],
-        crate::plan::CrashMode::Kill,
-        Scenario::DEFAULT_TIMEOUT,
-        None,
-        Some(&[]),
-        crate::site::fixture_site,
-        idle,
-    );
+    static READ_ONLY: Scenario = crate::scenario::ScenarioDef {
+        effects: Some(&[]),
+        ..crate::scenario::ScenarioDef::for_tests("read_only", &[crate::plan::Boundary::AfterClick])
+    }
+    .into_scenario();
 
     #[test]
     fn the_gate_reports_a_scenario_that_never_acted_where_a_correct_agent_acts() {
