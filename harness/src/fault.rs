@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use crate::error::WorkerResult;
+use crate::outcome::WorkerResult;
 use crate::plan::Boundary;
 
 /// A file the fault point wrote, named in evidence by file name and hash.

@@ -51,6 +51,7 @@ pub mod liveness;
 #[doc(hidden)]
 pub mod logtail;
 pub mod oracle;
+mod outcome;
 pub mod plan;
 pub mod profile;
 #[doc(hidden)]

@@ -340,7 +340,7 @@ async fn recorded(
 /// or, for the clean run, worker 1 did not run to its end or its browser failed under it.
 /// Trials generated from such a run would test another schedule than they name.
 fn unusable(clean: bool, evidence: &crate::evidence::Evidence) -> Option<String> {
-    use crate::error::{FailureKind, WorkerResult};
+    use crate::worker::{FailureKind, WorkerResult};
     if !clean {
         return (!evidence.fault.struck).then(|| {
             format!(
@@ -482,8 +482,8 @@ mod tests {
 
     #[test]
     fn a_clean_recording_needs_worker_1_to_end_without_a_browser_failure() {
-        use crate::error::{FailureKind, WorkerResult};
         use crate::worker::Outcome;
+        use crate::worker::{FailureKind, WorkerResult};
         let mut e = without_browser();
         let why = unusable(true, &e).expect("refused");
         assert!(why.contains("Browser"), "{why}");

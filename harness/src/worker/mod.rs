@@ -25,7 +25,7 @@ pub use journal_handle::JournalHandle;
 pub(crate) use log::{LogSink, trace};
 pub use spec::WorkerSpec;
 
-pub use crate::error::{FailureKind, Outcome, SafeStop, TaskError, TaskResult, WorkerResult};
+pub use crate::outcome::{FailureKind, Outcome, SafeStop, TaskError, TaskResult, WorkerResult};
 pub use effect::{EffectStatus, SideEffect};
 pub use page::{Page, Target};
 
