@@ -7,7 +7,7 @@ use quote::ToTokens;
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Error, Expr, ExprLit, Ident, Lit, LitStr, Meta, MetaNameValue, Path, Result, Token};
+use syn::{Error, Expr, ExprLit, Lit, LitStr, Meta, Path, Result, Token};
 
 use crate::names;
 
@@ -86,99 +86,38 @@ impl Args {
     }
 
     fn set(&mut self, meta: Meta) -> Result<()> {
-        let nv = match meta {
-            Meta::NameValue(nv) => nv,
+        let (path, value) = match meta {
+            Meta::NameValue(nv) => (nv.path, nv.value),
             Meta::Path(path) => {
                 let key = key_of(&path)?;
                 return Err(Error::new_spanned(
                     &path,
-                    format!("`{key}` needs a value: `{key} = {}`", example(&key)),
+                    format!(
+                        "`{name}` needs a value: `{name} = {example}`",
+                        name = key.name,
+                        example = key.example
+                    ),
                 ));
             }
             Meta::List(list) => {
                 let key = key_of(&list.path)?;
                 return Err(Error::new_spanned(
                     &list,
-                    format!("write `{key} = {}`, not `{key}(...)`", example(&key)),
+                    format!(
+                        "write `{name} = {example}`, not `{name}(...)`",
+                        name = key.name,
+                        example = key.example
+                    ),
                 ));
             }
         };
-        let key = key_of(&nv.path)?;
-        match key.to_string().as_str() {
-            "at" => self.set_at(&key, nv),
-            "site" => self.set_site(&key, nv),
-            "account" => self.set_account(&key, nv),
-            "crash" => self.set_crash(&key, nv),
-            "timeout" => self.set_timeout(&key, nv),
-            "hazards" => self.set_hazards(&key, nv),
-            "effects" => self.set_effects(&key, nv),
-            "every_step" => {
-                self.first("every_step", &key)?;
-                self.every_step = Some(int_value(&nv.value, "a number of trials", "40")?);
-                Ok(())
-            }
-            "depth" => {
-                self.first("depth", &key)?;
-                self.depth = Some(int_value(&nv.value, "a depth", "2")?);
-                Ok(())
-            }
-            "seeded" => {
-                self.first("seeded", &key)?;
-                self.seeded = Some(int_value(&nv.value, "a number of trials", "8")?);
-                Ok(())
-            }
-            _ => unreachable_key(&key),
-        }
-    }
-
-    fn set_at(&mut self, key: &Ident, nv: MetaNameValue) -> Result<()> {
-        self.first("at", key)?;
-        self.at = Some(names_value(&nv.value, "boundary", "after_click")?);
-        Ok(())
-    }
-
-    fn set_site(&mut self, key: &Ident, nv: MetaNameValue) -> Result<()> {
-        self.first("site", key)?;
-        self.site = Some(site_value(nv.value)?);
-        Ok(())
-    }
-
-    fn set_account(&mut self, key: &Ident, nv: MetaNameValue) -> Result<()> {
-        self.first("account", key)?;
-        self.account = Some(string_value(&nv.value, "an account", "\"acct-test-42\"")?);
-        Ok(())
-    }
-
-    fn set_crash(&mut self, key: &Ident, nv: MetaNameValue) -> Result<()> {
-        self.first("crash", key)?;
-        self.crash = Some(string_value(
-            &nv.value,
-            "a crash mode",
-            "\"kill\" or \"abort\"",
-        )?);
-        Ok(())
-    }
-
-    fn set_timeout(&mut self, key: &Ident, nv: MetaNameValue) -> Result<()> {
-        self.first("timeout", key)?;
-        self.timeout = Some(string_value(&nv.value, "a duration", "\"45s\"")?);
-        Ok(())
-    }
-
-    fn set_hazards(&mut self, key: &Ident, nv: MetaNameValue) -> Result<()> {
-        self.first("hazards", key)?;
-        self.hazards = Some(names_value(&nv.value, "hazard", "expired_session")?);
-        Ok(())
-    }
-
-    fn set_effects(&mut self, key: &Ident, nv: MetaNameValue) -> Result<()> {
-        self.first("effects", key)?;
-        self.effects = Some(names_value(&nv.value, "object", "42")?);
-        Ok(())
+        let key = key_of(&path)?;
+        self.first(key.name, &path)?;
+        (key.parse)(self, value)
     }
 
     /// Rejects the second occurrence of a key.
-    fn first(&mut self, name: &'static str, key: &Ident) -> Result<()> {
+    fn first(&mut self, name: &'static str, key: &Path) -> Result<()> {
         if self.seen.contains(&name) {
             return Err(Error::new_spanned(key, format!("`{name}` set twice")));
         }
@@ -187,39 +126,120 @@ impl Args {
     }
 }
 
-/// The key of `key = value` as one identifier, or the unknown-option error.
-fn key_of(path: &Path) -> Result<Ident> {
-    match path.get_ident() {
-        Some(ident) if names::OPTIONS.contains(&ident.to_string().as_str()) => Ok(ident.clone()),
-        _ => {
-            let given = path.to_token_stream().to_string().replace(' ', "");
-            Err(Error::new_spanned(path, names::unknown_option(&given)))
-        }
-    }
+/// One option key of `#[browser_fault(...)]`: its name, an example value for messages, and
+/// how its value is read into [`Args`].
+pub(crate) struct Key {
+    /// As written: `at`, `every_step`.
+    pub(crate) name: &'static str,
+    /// A value as a user writes it, for "needs a value" messages.
+    pub(crate) example: &'static str,
+    /// Reads the value; the key was checked to be set once.
+    parse: fn(&mut Args, Expr) -> Result<()>,
 }
 
-/// `key_of` only returns known keys; this keeps the match exhaustive without a panic.
-fn unreachable_key(key: &Ident) -> Result<()> {
-    Err(Error::new_spanned(
-        key,
-        names::unknown_option(&key.to_string()),
-    ))
+/// Every option key, in the order the docs list them: the one list that parsing, the
+/// unknown-option message (its list and its suggestion) and the examples all read.
+pub(crate) const KEYS: [Key; 10] = [
+    Key {
+        name: "at",
+        example: "\"after_click\"",
+        parse: |args, value| {
+            args.at = Some(names_value(&value, "boundary", "after_click")?);
+            Ok(())
+        },
+    },
+    Key {
+        name: "site",
+        example: "my_crate::my_site",
+        parse: |args, value| {
+            args.site = Some(site_value(value)?);
+            Ok(())
+        },
+    },
+    Key {
+        name: "account",
+        example: "\"acct-test-42\"",
+        parse: |args, value| {
+            args.account = Some(string_value(&value, "an account", "\"acct-test-42\"")?);
+            Ok(())
+        },
+    },
+    Key {
+        name: "crash",
+        example: "\"kill\"",
+        parse: |args, value| {
+            args.crash = Some(string_value(
+                &value,
+                "a crash mode",
+                "\"kill\" or \"abort\"",
+            )?);
+            Ok(())
+        },
+    },
+    Key {
+        name: "timeout",
+        example: "\"45s\"",
+        parse: |args, value| {
+            args.timeout = Some(string_value(&value, "a duration", "\"45s\"")?);
+            Ok(())
+        },
+    },
+    Key {
+        name: "hazards",
+        example: "[\"expired_session\"]",
+        parse: |args, value| {
+            args.hazards = Some(names_value(&value, "hazard", "expired_session")?);
+            Ok(())
+        },
+    },
+    Key {
+        name: "effects",
+        example: "[\"42\"]",
+        parse: |args, value| {
+            args.effects = Some(names_value(&value, "object", "42")?);
+            Ok(())
+        },
+    },
+    Key {
+        name: "every_step",
+        example: "40",
+        parse: |args, value| {
+            args.every_step = Some(int_value(&value, "a number of trials", "40")?);
+            Ok(())
+        },
+    },
+    Key {
+        name: "depth",
+        example: "2",
+        parse: |args, value| {
+            args.depth = Some(int_value(&value, "a depth", "2")?);
+            Ok(())
+        },
+    },
+    Key {
+        name: "seeded",
+        example: "8",
+        parse: |args, value| {
+            args.seeded = Some(int_value(&value, "a number of trials", "8")?);
+            Ok(())
+        },
+    },
+];
+
+/// The option keys' names, in [`KEYS`] order.
+pub(crate) fn key_names() -> Vec<&'static str> {
+    KEYS.iter().map(|k| k.name).collect()
 }
 
-/// An example value for each key, for "needs a value" messages.
-fn example(key: &Ident) -> &'static str {
-    match key.to_string().as_str() {
-        "at" => "\"after_click\"",
-        "site" => "my_crate::my_site",
-        "account" => "\"acct-test-42\"",
-        "crash" => "\"kill\"",
-        "timeout" => "\"45s\"",
-        "effects" => "[\"42\"]",
-        "every_step" => "40",
-        "depth" => "2",
-        "seeded" => "8",
-        _ => "[\"expired_session\"]",
-    }
+/// The key of `key = value`, or the unknown-option error.
+fn key_of(path: &Path) -> Result<&'static Key> {
+    let known = path
+        .get_ident()
+        .and_then(|ident| KEYS.iter().find(|k| ident == k.name));
+    known.ok_or_else(|| {
+        let given = path.to_token_stream().to_string().replace(' ', "");
+        Error::new_spanned(path, names::unknown_option(&given, &key_names()))
+    })
 }
 
 /// `"name"` or `["name", ...]`.
@@ -419,6 +439,24 @@ mod tests {
             "{errors:?}"
         );
         assert!(errors[2].contains("not a string"));
+    }
+
+    #[test]
+    fn every_key_accepts_its_own_example_and_says_it_when_the_value_is_missing() {
+        for key in &KEYS {
+            let written: TokenStream = format!("{} = {}", key.name, key.example).parse().unwrap();
+            let (_, errors) = parse(written);
+            assert_eq!(errors, Vec::<String>::new(), "`{}`", key.name);
+            let bare: TokenStream = key.name.parse().unwrap();
+            let (_, errors) = parse(bare);
+            assert_eq!(
+                errors,
+                [format!(
+                    "`{0}` needs a value: `{0} = {1}`",
+                    key.name, key.example
+                )]
+            );
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Code generation: the user's fn untouched, a boxed entry point, the registration, and the
 //! `#[test]` for ordinary libtest targets. Everything generated is named after the fn's ident
-//! and reaches its dependencies through `::browser_fault::__private`.
+//! and reaches its dependencies through `::browser_fault::__private_v<major>_<minor>`, named
+//! after this crate's release: `browser-fault` pins this crate with `=`, so the two agree, and
+//! a skew would say the module is missing rather than fail on a type in the user's code.
 
 use proc_macro2::{Delimiter, Group, Ident, Literal, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
@@ -45,7 +47,20 @@ fn with_errors(item: TokenStream, errors: Errors) -> TokenStream {
     }
 }
 
+/// `::browser_fault::__private_v<major>_<minor>`, this release's private path, spanned at
+/// `span`: a type error in a path that starts with it is put where `span` points.
+fn private_path(span: Span) -> TokenStream {
+    let module = format_ident!(
+        "__private_v{}_{}",
+        env!("CARGO_PKG_VERSION_MAJOR"),
+        env!("CARGO_PKG_VERSION_MINOR"),
+        span = span
+    );
+    quote_spanned!(span=> ::browser_fault::#module)
+}
+
 fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
+    let private = private_path(Span::call_site());
     let ident = &func.sig.ident;
     let name = ident.unraw().to_string();
     let entry = format_ident!("__browser_fault_entry_{}", name);
@@ -60,19 +75,19 @@ fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
     let line = Literal::u32_unsuffixed(ast::line_of(ident.span()));
     let boundaries = plan.boundaries.iter().map(|b| {
         let variant = Ident::new(b.variant, Span::call_site());
-        quote!(::browser_fault::__private::Boundary::#variant)
+        quote!(#private::Boundary::#variant)
     });
     let hazards = plan.hazards.iter().map(|h| {
         let variant = Ident::new(h.variant, Span::call_site());
-        quote!(::browser_fault::__private::Hazard::#variant)
+        quote!(#private::Hazard::#variant)
     });
     let crash = Ident::new(plan.crash.variant, Span::call_site());
     let timeout = match plan.timeout_ms {
         Some(ms) => {
             let ms = Literal::u64_unsuffixed(ms);
-            quote!(::browser_fault::__private::Duration::from_millis(#ms))
+            quote!(#private::Duration::from_millis(#ms))
         }
-        None => quote!(::browser_fault::__private::Scenario::DEFAULT_TIMEOUT),
+        None => quote!(#private::Scenario::DEFAULT_TIMEOUT),
     };
     let account = match &plan.account {
         Some(lit) => quote!(::core::option::Option::Some(#lit)),
@@ -82,19 +97,19 @@ fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
         Some(objects) => quote!(::core::option::Option::Some(&[#(#objects),*])),
         None => quote!(::core::option::Option::None),
     };
-    let (every_step, depth, seeded) = plan.explore;
-    let every_step = Literal::u32_unsuffixed(every_step);
-    let depth = Literal::u8_unsuffixed(depth);
-    let seeded = Literal::u32_unsuffixed(seeded);
+    let every_step = Literal::u32_unsuffixed(plan.explore.every_step);
+    let depth = Literal::u8_unsuffixed(plan.explore.depth);
+    let seeded = Literal::u32_unsuffixed(plan.explore.seeded);
     // A `site` fn of the wrong type is reported on the user's path alone: the expected
-    // type is spelled with the path's span, outside the long `Scenario::new` call.
+    // type is spelled with the path's span, outside the registration's struct literal.
     let site = match &plan.site {
         Some(path) => {
             let span = path.span();
-            let ty = quote_spanned!(span=> fn() -> ::browser_fault::__private::SiteSpec);
+            let private = private_path(span);
+            let ty = quote_spanned!(span=> fn() -> #private::SiteSpec);
             quote_spanned!(span=> { let site: #ty = #path; site })
         }
-        None => quote!(::browser_fault::__private::default_site),
+        None => quote!(#private::default_site),
     };
 
     // Spans that put type errors on the user's tokens: a parameter that is not
@@ -108,7 +123,8 @@ fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
         ReturnType::Type(_, ty) => ty.span(),
         ReturnType::Default => ident.span(),
     };
-    let call = quote_spanned!(output_span=> ::browser_fault::__private::Box::pin(#ident(#worker)));
+    let boxed = private_path(output_span);
+    let call = quote_spanned!(output_span=> #boxed::Box::pin(#ident(#worker)));
 
     quote! {
         #item
@@ -116,32 +132,31 @@ fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
         #(#cfgs)*
         #[doc(hidden)]
         fn #entry<'a>(
-            worker: &'a mut ::browser_fault::__private::Worker,
-        ) -> ::browser_fault::__private::ScenarioFuture<'a> {
+            worker: &'a mut #private::Worker,
+        ) -> #private::ScenarioFuture<'a> {
             #call
         }
 
         #(#cfgs)*
-        ::browser_fault::__private::inventory::submit! {
-            ::browser_fault::__private::Scenario::new(
-                #name,
-                ::core::module_path!(),
-                ::core::file!(),
-                #line,
-                &[#(#boundaries),*],
-                &[#(#hazards),*],
-                ::browser_fault::__private::CrashMode::#crash,
-                #timeout,
-                #account,
-                #effects,
-                #site,
-                #entry,
-            )
-            .exploring(::browser_fault::__private::Exploration::new(
-                #every_step,
-                #depth,
-                #seeded,
-            ))
+        #private::inventory::submit! {
+            #private::ScenarioDef {
+                name: #name,
+                module_path: ::core::module_path!(),
+                file: ::core::file!(),
+                line: #line,
+                boundaries: &[#(#boundaries),*],
+                hazards: &[#(#hazards),*],
+                crash_mode: #private::CrashMode::#crash,
+                timeout: #timeout,
+                account: #account,
+                effects: #effects,
+                site: #site,
+                run: #entry,
+                every_step: #every_step,
+                depth: #depth,
+                seeded: #seeded,
+            }
+            .into_scenario()
         }
 
         // Ordinary libtest targets (`cargo test` without `harness = false`): one `#[test]`
@@ -160,7 +175,7 @@ fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
         mod #ident {
             #[::core::prelude::v1::test]
             fn browser_fault_trials() {
-                ::browser_fault::__private::libtest_entry(::core::module_path!(), #name)
+                #private::libtest_entry(::core::module_path!(), #name)
             }
         }
     }
@@ -235,7 +250,9 @@ mod tests {
         assert!(out.contains("Boundary :: AfterClick"), "{out}");
         assert!(out.contains("Duration :: from_millis (45000)"), "{out}");
         assert!(out.contains("Option :: Some (\"acct\")"), "{out}");
-        assert!(out.contains("__private :: default_site"), "{out}");
+        assert!(out.contains("__private_v0_1 :: default_site"), "{out}");
+        assert!(out.contains("ScenarioDef {"), "{out}");
+        assert!(out.contains("every_step : 0"), "{out}");
     }
 
     #[test]

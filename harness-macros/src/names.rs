@@ -46,20 +46,6 @@ pub(crate) const HAZARDS: [Name; 8] = [
 /// `plan::CrashMode`; the first one is the default.
 pub(crate) const CRASH_MODES: [Name; 2] = [name("kill", "Kill"), name("abort", "Abort")];
 
-/// The option keys of `#[browser_fault(...)]`, in the order the docs list them.
-pub(crate) const OPTIONS: [&str; 10] = [
-    "at",
-    "site",
-    "account",
-    "crash",
-    "timeout",
-    "hazards",
-    "effects",
-    "every_step",
-    "depth",
-    "seeded",
-];
-
 /// Words a user may reach for instead of an option key, and the key they mean.
 const OPTION_ALIASES: [(&str, &str); 13] = [
     ("max_trials", "every_step"),
@@ -97,14 +83,14 @@ pub(crate) fn unknown(
     unknown_among(what, plural, given, &names, nearest(given, &names), extra)
 }
 
-/// The message for an unknown option key.
-pub(crate) fn unknown_option(given: &str) -> String {
+/// The message for an unknown option key, among `options` (`attr::KEYS`).
+pub(crate) fn unknown_option(given: &str, options: &[&str]) -> String {
     let alias = OPTION_ALIASES
         .iter()
         .find(|(alias, _)| alias.eq_ignore_ascii_case(given))
         .map(|(_, key)| *key);
-    let suggestion = alias.or_else(|| nearest(given, &OPTIONS));
-    unknown_among("option", "options", given, &OPTIONS, suggestion, "")
+    let suggestion = alias.or_else(|| nearest(given, options));
+    unknown_among("option", "options", given, options, suggestion, "")
 }
 
 fn unknown_among(
@@ -177,10 +163,24 @@ fn distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::attr::key_names;
+
+    fn unknown_option(given: &str) -> String {
+        super::unknown_option(given, &key_names())
+    }
+
+    #[test]
+    fn every_alias_names_a_key() {
+        let keys = key_names();
+        for (alias, key) in OPTION_ALIASES {
+            assert!(keys.contains(&key), "`{alias}` → `{key}`, which is no key");
+            assert!(!keys.contains(&alias), "`{alias}` is a key itself");
+        }
+    }
 
     #[test]
     fn suggests_timeout_for_timout() {
-        assert_eq!(nearest("timout", &OPTIONS), Some("timeout"));
+        assert_eq!(nearest("timout", &key_names()), Some("timeout"));
     }
 
     #[test]
@@ -204,8 +204,8 @@ mod tests {
 
     #[test]
     fn suggests_nothing_for_an_unrelated_word() {
-        assert_eq!(nearest("banana", &OPTIONS), None);
-        assert_eq!(nearest("x", &OPTIONS), None);
+        assert_eq!(nearest("banana", &key_names()), None);
+        assert_eq!(nearest("x", &key_names()), None);
     }
 
     #[test]

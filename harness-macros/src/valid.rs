@@ -22,13 +22,24 @@ pub(crate) struct Plan {
     /// `None`: `Scenario::DEFAULT_TIMEOUT`.
     pub(crate) timeout_ms: Option<u64>,
     pub(crate) account: Option<LitStr>,
-    /// `None`: `__private::default_site`.
+    /// `None`: the private path's `default_site`.
     pub(crate) site: Option<Path>,
     /// The objects of the intended side effects, one entry per effect; `None`: one effect
     /// on an undeclared object.
     pub(crate) effects: Option<Vec<LitStr>>,
-    /// `every_step`, `depth`, `seeded` (0, 1, 0 when not given).
-    pub(crate) explore: (u32, u8, u32),
+    /// `every_step`, `depth`, `seeded`.
+    pub(crate) explore: Explore,
+}
+
+/// The trials beyond the named boundaries: `Scenario::explore` as the attribute wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Explore {
+    /// `every_step = N` (0 when not given).
+    pub(crate) every_step: u32,
+    /// `depth = 2` (1 when not given).
+    pub(crate) depth: u8,
+    /// `seeded = N` (0 when not given).
+    pub(crate) seeded: u32,
 }
 
 /// Checks the arguments and the fn; all errors found are recorded in `errors`.
@@ -82,7 +93,11 @@ pub(crate) fn check(args: Args, func: &ScenarioFn, errors: &mut Errors) -> Optio
         account: args.account,
         site: args.site,
         effects: effects?,
-        explore: (every_step?, u8::try_from(depth?).ok()?, seeded?),
+        explore: Explore {
+            every_step: every_step?,
+            depth: u8::try_from(depth?).ok()?,
+            seeded: seeded?,
+        },
     })
 }
 

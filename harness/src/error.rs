@@ -1,198 +1,6 @@
-//! How a scenario ends when it does not end well: typed, and never carrying page content.
-
-use std::time::Duration;
-
-use serde::{Deserialize, Serialize};
-
-use crate::browser::BrowserError;
-
-/// What a scenario returns.
-pub type TaskResult = Result<Outcome, TaskError>;
-
-/// How a scenario ended when it ended well.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Outcome {
-    /// The task finished with no side effect left open.
-    Completed,
-    /// The side effect is `REMOTE_CONFIRMED`.
-    Confirmed,
-    /// The side effect's outcome is unknown, and the journal says so.
-    Unknown,
-}
-
-/// A deliberate refusal to go on: the safe way for a worker to end when the world is not
-/// what it expected. Nothing was done after the check that raised it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum SafeStop {
-    /// The page or the API names an account other than the expected one.
-    #[error("signed in as another account")]
-    WrongAccount,
-    /// The page or the API names a tenant other than the expected one.
-    #[error("acting in another tenant")]
-    WrongTenant,
-    /// The page shows another object than the target.
-    #[error("the page shows another object")]
-    WrongObject,
-    /// The page is on another origin or route than the target.
-    #[error("the page is not the target route")]
-    WrongRoute,
-    /// The site asks for a login that the worker cannot or must not give.
-    #[error("not signed in")]
-    NotSignedIn,
-    /// A login or consent interstitial stands before the target.
-    #[error("an interstitial stands before the target")]
-    Interstitial,
-    /// The target changed after it was verified.
-    #[error("the target changed after it was verified")]
-    StaleTarget,
-    /// The profile's generation is older than the journal's: it was restored from a backup.
-    #[error("the profile was rolled back to an older generation")]
-    ProfileRolledBack,
-    /// The profile was used by another browser version.
-    #[error("the profile was written by another browser version")]
-    BrowserVersionChanged,
-    /// The profile's lock names a live process or another host.
-    #[error("the profile is in use by a live browser")]
-    ProfileInUse,
-    /// Another worker holds the profile's lease.
-    #[error("another worker holds the profile's lease")]
-    LeaseHeld,
-    /// A live browser session of an earlier worker (orphaned on a remote endpoint) holds the
-    /// profile, and could not be proven gone.
-    #[error("an orphaned browser session of an earlier worker still holds the profile")]
-    OrphanedSession,
-}
-
-/// Why a scenario did not end well.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum TaskError {
-    /// The worker stopped on purpose, safely.
-    #[error("stopped safely: {0}")]
-    SafeStop(#[from] SafeStop),
-    /// The browser could not be launched or driven.
-    #[error(transparent)]
-    Browser(#[from] BrowserError),
-    /// The journal refused or failed.
-    #[error(transparent)]
-    Journal(#[from] crate::journal::JournalError),
-    /// A checkpoint transition was refused.
-    #[error(transparent)]
-    Transition(#[from] crate::journal::TransitionError),
-    /// The profile store failed.
-    #[error(transparent)]
-    Profile(#[from] crate::profile::ProfileError),
-    /// The lease could not be claimed for a reason other than another holder.
-    #[error(transparent)]
-    Lease(#[from] crate::lease::LeaseError),
-    /// A step did not finish within its timeout; its browser session was retired.
-    #[error("step `{step}` timed out after {after:?}")]
-    Timeout {
-        /// The step.
-        step: &'static str,
-        /// Its limit.
-        after: Duration,
-    },
-    /// An element never appeared.
-    #[error("no element matches `{selector}` within {after:?}")]
-    NotFound {
-        /// The CSS selector.
-        selector: String,
-        /// How long it was waited for.
-        after: Duration,
-    },
-    /// The page answered something the worker cannot read (an API reply that is not JSON…).
-    #[error("unexpected reply from {what}")]
-    UnexpectedReply {
-        /// What was read.
-        what: &'static str,
-    },
-    /// The scenario's own error.
-    #[error(transparent)]
-    Scenario(Box<dyn std::error::Error + Send + Sync>),
-}
-
-impl TaskError {
-    /// Wraps a scenario's own error.
-    pub fn scenario(e: impl std::error::Error + Send + Sync + 'static) -> Self {
-        TaskError::Scenario(Box::new(e))
-    }
-
-    /// The failure's type, as evidence records it (never its message).
-    pub fn kind(&self) -> FailureKind {
-        match self {
-            TaskError::SafeStop(s) => FailureKind::SafeStop(*s),
-            TaskError::Browser(BrowserError::Crashed) => FailureKind::BrowserCrashed,
-            TaskError::Browser(BrowserError::Retired) => FailureKind::Timeout,
-            TaskError::Browser(_) => FailureKind::Browser,
-            TaskError::Journal(_) | TaskError::Transition(_) => FailureKind::Journal,
-            TaskError::Profile(_) | TaskError::Lease(_) => FailureKind::Profile,
-            TaskError::Timeout { .. } => FailureKind::Timeout,
-            TaskError::NotFound { .. } => FailureKind::NotFound,
-            TaskError::UnexpectedReply { .. } => FailureKind::UnexpectedReply,
-            TaskError::Scenario(_) => FailureKind::Scenario,
-        }
-    }
-}
-
-/// The type of a failure, serializable, with no message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "type", content = "reason")]
-#[non_exhaustive]
-pub enum FailureKind {
-    /// A typed safe stop.
-    SafeStop(SafeStop),
-    /// The browser died under the worker, and the worker noticed.
-    BrowserCrashed,
-    /// A browser command failed.
-    Browser,
-    /// The journal failed.
-    Journal,
-    /// The profile store or the lease failed.
-    Profile,
-    /// A step or the worker timed out.
-    Timeout,
-    /// An element never appeared.
-    NotFound,
-    /// An unreadable reply.
-    UnexpectedReply,
-    /// The scenario's own error.
-    Scenario,
-    /// The scenario panicked.
-    Panic,
-    /// The worker process died without a word (killed or crashed).
-    Died,
-}
-
-impl FailureKind {
-    /// Whether the failure is a typed, safe stop (invariant 4 accepts it).
-    pub fn is_safe_stop(self) -> bool {
-        matches!(self, FailureKind::SafeStop(_) | FailureKind::BrowserCrashed)
-    }
-}
-
-/// How a worker ended, as it reports it to its trial.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WorkerResult {
-    /// The scenario returned `Ok`.
-    Ok(Outcome),
-    /// The scenario returned `Err` (or panicked).
-    Err(FailureKind),
-}
-
-impl From<&TaskResult> for WorkerResult {
-    fn from(r: &TaskResult) -> Self {
-        match r {
-            Ok(o) => WorkerResult::Ok(*o),
-            Err(e) => WorkerResult::Err(e.kind()),
-        }
-    }
-}
+//! The harness's error conventions: messages are lowercase fragments that read after
+//! "failed to …", and a `#[from]` or `#[source]` cause is never printed again by the error
+//! that wraps it ([`error_chain`] prints each once; the tests below hold every kind to it).
 
 /// An error and its sources on one line, `outer: inner: innermost`: what a log line or a
 /// verdict says of an error.
@@ -205,4 +13,99 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
         source = inner.source();
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error;
+    use std::path::Path;
+
+    use super::*;
+    use crate::journal::{JournalError, JournalErrorKind};
+    use crate::site::SiteError;
+    use crate::worker::{SafeStop, TaskError};
+
+    /// Each error of `e`'s chain, outermost first, as it prints.
+    fn chain(e: &(dyn Error + 'static)) -> Vec<String> {
+        let mut messages = vec![e.to_string()];
+        let mut source = e.source();
+        while let Some(inner) = source {
+            messages.push(inner.to_string());
+            source = inner.source();
+        }
+        messages
+    }
+
+    /// No error of the chain prints the message of the error below it: thiserror's `#[from]`
+    /// and `#[source]` already put the cause in the chain, so a `{0}` or `{source}` in the
+    /// message would print it twice in every log line and verdict.
+    fn assert_each_cause_prints_once(e: &(dyn Error + 'static)) {
+        let messages = chain(e);
+        for pair in messages.windows(2) {
+            assert!(
+                !pair[0].contains(&pair[1]),
+                "`{}` prints its cause `{}` again; chain: {messages:?}",
+                pair[0],
+                pair[1]
+            );
+        }
+        let line = error_chain(e);
+        for m in &messages {
+            assert_eq!(line.matches(m.as_str()).count(), 1, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_safe_stop_prints_its_reason_once() {
+        let e = TaskError::from(SafeStop::WrongAccount);
+        assert_each_cause_prints_once(&e);
+        assert_eq!(
+            error_chain(&e),
+            "stopped safely: signed in as another account"
+        );
+    }
+
+    #[test]
+    fn a_journal_error_prints_its_sqlite_cause_once() {
+        let sqlite = rusqlite::Error::InvalidQuery;
+        let e = JournalError::from_sqlite(Path::new("/t/journal.sqlite"), sqlite);
+        assert_each_cause_prints_once(&e);
+        let line = error_chain(&e);
+        assert!(
+            line.starts_with("failed to access journal (journal /t/journal.sqlite): "),
+            "{line}"
+        );
+        let wrapped = TaskError::from(e);
+        assert_each_cause_prints_once(&wrapped);
+        assert_eq!(error_chain(&wrapped), line, "transparent adds nothing");
+    }
+
+    #[test]
+    fn a_journal_error_of_a_kind_reads_after_failed_to() {
+        let e = JournalError::new(Path::new("/t/j"), JournalErrorKind::Busy);
+        assert_eq!(
+            e.to_string(),
+            "failed to access journal: the database stayed busy past the timeout (journal /t/j)"
+        );
+    }
+
+    #[test]
+    fn a_site_error_prints_its_cause_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let unreachable = SiteError::Unreachable {
+            url: "http://127.0.0.1:9/ledger".to_owned(),
+            source: Box::new(io),
+        };
+        assert_each_cause_prints_once(&unreachable);
+        assert_eq!(
+            error_chain(&unreachable),
+            "failed to reach the site at http://127.0.0.1:9/ledger: refused"
+        );
+        let own = SiteError::adapter(std::io::Error::other("the tracker is down"));
+        assert_each_cause_prints_once(&own);
+        assert_eq!(
+            error_chain(&own),
+            "failed in the site adapter: the tracker is down"
+        );
+    }
 }

@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::WorkerResult;
+use crate::outcome::WorkerResult;
 use crate::plan::FaultPoint;
 
 /// A file the fault point wrote, named in evidence by file name and hash.

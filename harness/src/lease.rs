@@ -115,7 +115,7 @@ pub struct Lease {
 
 /// A failure to claim, renew or release a lease. Branch on [`LeaseError::kind`].
 #[derive(Debug, thiserror::Error)]
-#[error("{kind} (profile {})", profile_path.display())]
+#[error("failed to {kind} (profile {})", profile_path.display())]
 pub struct LeaseError {
     profile_path: PathBuf,
     kind: Box<LeaseErrorKind>,

@@ -89,12 +89,14 @@ mod browser;
 mod cleanup;
 mod error;
 pub mod evidence;
+mod exit;
 mod fault;
 pub mod journal;
 mod lease;
 mod liveness;
 mod logtail;
 pub mod oracle;
+mod outcome;
 pub mod plan;
 pub mod profile;
 mod proxy;
@@ -123,11 +125,15 @@ pub use browser::{BrowserBinaries, PreflightError};
 #[cfg(feature = "fixture-site")]
 pub use browser_fault_fixtures as fixtures;
 
+/// Not public API: what `#[browser_fault]` generates calls into. May change in any release.
+///
+/// Versioned as the two crates are (`browser-fault` pins `browser-fault-macros` with `=`):
+/// an attribute of another release names another module, and the build says the module is
+/// missing instead of failing on a type in the user's code.
 #[doc(hidden)]
-pub mod __private {
-    //! Not public API: what `#[browser_fault]` generates calls into. May change in any release.
+pub mod __private_v0_1 {
     pub use crate::plan::{Boundary, CrashMode, Hazard};
-    pub use crate::scenario::{Exploration, Scenario, ScenarioFuture};
+    pub use crate::scenario::{Scenario, ScenarioDef, ScenarioFuture};
     pub use crate::site::SiteSpec;
     pub use crate::worker::{TaskResult, Worker};
     pub use core::time::Duration;

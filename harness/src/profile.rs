@@ -188,7 +188,7 @@ pub enum PolicyFinding {
 
 /// A failure of the profile store. Branch on [`ProfileError::kind`].
 #[derive(Debug, thiserror::Error)]
-#[error("{kind} ({})", path.display())]
+#[error("failed to {kind} ({})", path.display())]
 pub struct ProfileError {
     path: PathBuf,
     kind: Box<ProfileErrorKind>,

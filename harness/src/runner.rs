@@ -22,16 +22,7 @@ use crate::error::error_chain;
 use crate::scenario::{self, Scenario};
 use crate::trial::{self, Trial, TrialSettings};
 
-/// Exit code when the aggregate gate finds a trial without cleanup proof.
-pub const EXIT_CLEANUP_GATE: i32 = 3;
-
-/// Exit code when the browser binaries are missing or mismatched: said once, up front, with
-/// the fix, instead of failing every trial on its own.
-pub const EXIT_NO_BROWSER: i32 = 5;
-
-/// Exit code when a scenario never acted in any of the trials that ran: every trial passed
-/// without the side effect it exists to test.
-pub const EXIT_NEVER_ACTED: i32 = 4;
+pub use crate::exit::ExitCode;
 
 /// The `main` of a `harness = false` test target: runs every trial of every scenario
 /// linked into the binary with libtest-mimic's flags and the settings of the environment.
@@ -46,13 +37,13 @@ pub fn main() -> ! {
 pub fn main_with(settings: impl FnOnce() -> TrialSettings) -> ! {
     enter_worker_role_if_asked();
     let (args, filters) = arguments(std::env::args());
-    let settings = settings();
+    let mut settings = settings();
     if !args.list {
         // SIGINT and SIGTERM stop the run's workers and remove their profiles first.
         trial::interrupt::install();
     }
     sweep_before_run(&settings);
-    let (explored, broken) = explored_trials(&settings, &filters, args.exact);
+    let (explored, broken) = explored_trials(&mut settings, &filters, args.exact);
     let trials: Vec<Trial> = scenario::scenarios()
         .into_iter()
         .flat_map(trial::expand)
@@ -74,9 +65,10 @@ pub fn main_with(settings: impl FnOnce() -> TrialSettings) -> ! {
 
 /// The trials of every scenario that asks for more than its boundaries (`every_step`,
 /// `depth`, `seeded`) and could match the filters; and, for a scenario whose recording
-/// failed, its `<scenario>::explore` test that fails with the reason.
+/// failed, its `<scenario>::explore` test that fails with the reason. The run's seed is
+/// resolved here, once, and kept in `settings` for the replay lines of failures.
 fn explored_trials(
-    settings: &TrialSettings,
+    settings: &mut TrialSettings,
     filters: &[String],
     exact: bool,
 ) -> (Vec<Trial>, Vec<(String, String)>) {
@@ -89,16 +81,17 @@ fn explored_trials(
     if wanted.is_empty() {
         return (trials, broken);
     }
-    let seed = match trial::run_seed() {
+    let seed = match settings.seed.map_or_else(trial::run_seed, Ok) {
         Ok(seed) => seed,
-        Err(why) => {
+        Err(e) => {
+            let why = error_chain(&e);
             for s in wanted {
                 broken.push((format!("{}::explore", s.name), why.clone()));
             }
             return (trials, broken);
         }
     };
-    trial::explore::set_seed(seed);
+    settings.seed = Some(seed);
     if wanted.iter().any(|s| s.explore.seeded > 0) {
         eprintln!(
             "browser-fault: seed {seed} ({}={seed} replays this run's seeded trials)",
@@ -106,9 +99,9 @@ fn explored_trials(
         );
     }
     for s in wanted {
-        match trial::explore::explore(s, settings, seed) {
+        match trial::explore::explore(s, settings) {
             Ok(more) => trials.extend(more),
-            Err(why) => broken.push((format!("{}::explore", s.name), why)),
+            Err(e) => broken.push((format!("{}::explore", s.name), error_chain(&e))),
         }
     }
     (trials, broken)
@@ -159,31 +152,32 @@ pub struct Conclusion {
 }
 
 impl Conclusion {
-    /// The process exit code: 0 on success, 101 when a trial failed (as libtest),
-    /// [`EXIT_CLEANUP_GATE`] when a trial has no cleanup proof, [`EXIT_NEVER_ACTED`] when a
-    /// scenario never acted. The gates come first: they fail closed whatever the tests say.
-    pub fn exit_code(&self) -> i32 {
+    /// The process exit code: [`ExitCode::NoBrowser`] when no trial could run, then the
+    /// gates ([`ExitCode::CleanupUnproven`], [`ExitCode::NeverActed`]), which fail closed
+    /// whatever the trials say, then [`ExitCode::TrialFailed`] when a trial failed, else
+    /// [`ExitCode::Success`].
+    pub fn exit_code(&self) -> ExitCode {
         if self.no_browser.is_some() {
-            EXIT_NO_BROWSER
+            ExitCode::NoBrowser
         } else if self.unproven_cleanups > 0 {
-            EXIT_CLEANUP_GATE
+            ExitCode::CleanupUnproven
         } else if !self.never_acted.is_empty() {
-            EXIT_NEVER_ACTED
+            ExitCode::NeverActed
         } else if self.tests.has_failed() {
-            101
+            ExitCode::TrialFailed
         } else {
-            0
+            ExitCode::Success
         }
     }
 
     /// Whether the run failed, by a trial or a gate.
     pub fn has_failed(&self) -> bool {
-        self.exit_code() != 0
+        self.exit_code() != ExitCode::Success
     }
 
     /// Exits the process with [`Conclusion::exit_code`].
     pub fn exit(self) -> ! {
-        std::process::exit(self.exit_code())
+        self.exit_code().exit()
     }
 }
 
@@ -333,42 +327,23 @@ mod tests {
         )
     }
 
-    fn idle(_: &mut crate::worker::Worker) -> crate::scenario::ScenarioFuture<'_> {
-        Box::pin(async { Ok(crate::worker::Outcome::Completed) })
+    static ACTS_ONCE: Scenario = crate::scenario::ScenarioDef {
+        effects: Some(&["42"]),
+        ..crate::scenario::ScenarioDef::for_tests(
+            "acts_once",
+            &[
+                crate::plan::Boundary::AfterClick,
+                crate::plan::Boundary::StaleProfileRestore,
+            ],
+        )
     }
+    .into_scenario();
 
-    static ACTS_ONCE: Scenario = Scenario::new(
-        "acts_once",
-        "m",
-        "f.rs",
-        1,
-        &[
-            crate::plan::Boundary::AfterClick,
-            crate::plan::Boundary::StaleProfileRestore,
-        ],
-        &[],
-        crate::plan::CrashMode::Kill,
-        Scenario::DEFAULT_TIMEOUT,
-        None,
-        Some(&["42"]),
-        crate::site::fixture_site,
-        idle,
-    );
-
-    static READ_ONLY: Scenario = Scenario::new(
-        "read_only",
-        "m",
-        "f.rs",
-        1,
-        &[crate::plan::Boundary::AfterClick],
-        &[],
-        crate::plan::CrashMode::Kill,
-        Scenario::DEFAULT_TIMEOUT,
-        None,
-        Some(&[]),
-        crate::site::fixture_site,
-        idle,
-    );
+    static READ_ONLY: Scenario = crate::scenario::ScenarioDef {
+        effects: Some(&[]),
+        ..crate::scenario::ScenarioDef::for_tests("read_only", &[crate::plan::Boundary::AfterClick])
+    }
+    .into_scenario();
 
     #[test]
     fn the_gate_reports_a_scenario_that_never_acted_where_a_correct_agent_acts() {
@@ -403,6 +378,53 @@ mod tests {
             gate.record(&t, false);
         }
         assert!(gate.never_acted().is_empty());
+    }
+
+    #[test]
+    fn every_exit_code_is_distinct_and_the_signal_codes_are_the_shells() {
+        let codes: std::collections::BTreeSet<i32> =
+            ExitCode::ALL.iter().map(|c| c.code()).collect();
+        assert_eq!(codes.len(), ExitCode::ALL.len());
+        assert_eq!(ExitCode::TrialFailed.code(), 101, "libtest's own code");
+        assert_eq!(
+            ExitCode::Interrupted.code(),
+            128 + 2,
+            "as a shell reports SIGINT"
+        );
+        assert_eq!(
+            ExitCode::Terminated.code(),
+            128 + 15,
+            "as a shell reports SIGTERM"
+        );
+        for code in ExitCode::ALL {
+            assert_eq!(ExitCode::from_code(code.code()), Some(code));
+        }
+        assert_eq!(ExitCode::from_code(2), None);
+    }
+
+    #[test]
+    fn the_gates_come_before_a_failed_trial() {
+        let failed = libtest_mimic::Conclusion {
+            num_filtered_out: 0,
+            num_passed: 0,
+            num_failed: 1,
+            num_ignored: 0,
+            num_measured: 0,
+        };
+        let mut conclusion = Conclusion {
+            tests: failed,
+            unproven_cleanups: 0,
+            never_acted: Vec::new(),
+            no_browser: None,
+        };
+        assert_eq!(conclusion.exit_code(), ExitCode::TrialFailed);
+        conclusion.never_acted.push("send".to_owned());
+        assert_eq!(conclusion.exit_code(), ExitCode::NeverActed);
+        conclusion.unproven_cleanups = 1;
+        assert_eq!(conclusion.exit_code(), ExitCode::CleanupUnproven);
+        conclusion.no_browser = Some("chromium not found".to_owned());
+        assert_eq!(conclusion.exit_code(), ExitCode::NoBrowser);
+        assert!(conclusion.has_failed());
     }
 
     #[test]
@@ -540,7 +562,7 @@ fn run_and_check(
         let message = format!(
             "{message}\n  schedule: {}\n  replay: {}",
             trial.schedule(),
-            trial::explore::replay_command(trial, trial::explore::seed())
+            trial::explore::replay_command(trial, settings.seed.unwrap_or(0))
         );
         return Err((Some(Box::new(report)), message.into()));
     }

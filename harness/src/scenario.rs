@@ -75,15 +75,6 @@ impl Exploration {
         seeded: 0,
     };
 
-    /// Builds one; used by the code `#[browser_fault]` generates.
-    pub const fn new(every_step: u32, depth: u8, seeded: u32) -> Exploration {
-        Exploration {
-            every_step,
-            depth,
-            seeded,
-        }
-    }
-
     /// Whether the scenario asks for any of it.
     pub const fn any(&self) -> bool {
         self.every_step > 0 || self.depth > 1 || self.seeded > 0
@@ -98,49 +89,99 @@ impl Scenario {
 
     /// The default trial timeout when `timeout` is not given.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+}
 
-    /// Builds a registration; used by the code `#[browser_fault]` generates.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one argument per attribute option"
-    )]
-    pub const fn new(
-        name: &'static str,
-        module_path: &'static str,
-        file: &'static str,
-        line: u32,
-        boundaries: &'static [Boundary],
-        hazards: &'static [Hazard],
-        crash_mode: CrashMode,
-        timeout: Duration,
-        account: Option<&'static str>,
-        effects: Option<&'static [&'static str]>,
-        site: fn() -> SiteSpec,
-        run: ScenarioFn,
-    ) -> Self {
+/// A scenario's registration as `#[browser_fault]` writes it: one named field per option, so
+/// that the attribute and this crate cannot disagree on an argument's place (a renamed or
+/// missing field is an error naming the field). The generated code reaches it through the
+/// versioned `__private_v0_1` path only; [`ScenarioDef::into_scenario`] makes the
+/// [`Scenario`].
+#[derive(Clone, Copy, Debug)]
+pub struct ScenarioDef {
+    /// [`Scenario::name`].
+    pub name: &'static str,
+    /// [`Scenario::module_path`].
+    pub module_path: &'static str,
+    /// [`Scenario::file`].
+    pub file: &'static str,
+    /// [`Scenario::line`].
+    pub line: u32,
+    /// [`Scenario::boundaries`].
+    pub boundaries: &'static [Boundary],
+    /// [`Scenario::hazards`].
+    pub hazards: &'static [Hazard],
+    /// [`Scenario::crash_mode`].
+    pub crash_mode: CrashMode,
+    /// [`Scenario::timeout`].
+    pub timeout: Duration,
+    /// [`Scenario::account`].
+    pub account: Option<&'static str>,
+    /// [`Scenario::effects`].
+    pub effects: Option<&'static [&'static str]>,
+    /// [`Scenario::site`].
+    pub site: fn() -> SiteSpec,
+    /// [`Scenario::run`].
+    pub run: ScenarioFn,
+    /// [`Exploration::every_step`].
+    pub every_step: u32,
+    /// [`Exploration::depth`].
+    pub depth: u8,
+    /// [`Exploration::seeded`].
+    pub seeded: u32,
+}
+
+impl ScenarioDef {
+    /// The registration.
+    pub const fn into_scenario(self) -> Scenario {
         Scenario {
-            name,
-            module_path,
-            file,
-            line,
-            boundaries,
-            hazards,
-            crash_mode,
-            timeout,
-            account,
-            effects,
-            site,
-            run,
-            explore: Exploration::NONE,
+            name: self.name,
+            module_path: self.module_path,
+            file: self.file,
+            line: self.line,
+            boundaries: self.boundaries,
+            hazards: self.hazards,
+            crash_mode: self.crash_mode,
+            timeout: self.timeout,
+            account: self.account,
+            effects: self.effects,
+            site: self.site,
+            run: self.run,
+            explore: Exploration {
+                every_step: self.every_step,
+                depth: self.depth,
+                seeded: self.seeded,
+            },
         }
     }
+}
 
-    /// This scenario with trials beyond its named boundaries; used by the code
-    /// `#[browser_fault]` generates.
-    #[must_use]
-    pub const fn exploring(mut self, explore: Exploration) -> Self {
-        self.explore = explore;
-        self
+#[cfg(test)]
+impl ScenarioDef {
+    /// A registration for the harness's own tests: `name` at `boundaries`, with the
+    /// defaults of an attribute that says nothing else, on the fixture site, running a
+    /// scenario that does nothing. Change a field with `ScenarioDef { .., ..base }`.
+    #[cfg(feature = "fixture-site")]
+    pub(crate) const fn for_tests(name: &'static str, boundaries: &'static [Boundary]) -> Self {
+        fn idle(_: &mut Worker) -> ScenarioFuture<'_> {
+            Box::pin(async { Ok(crate::worker::Outcome::Completed) })
+        }
+        ScenarioDef {
+            name,
+            module_path: "m",
+            file: "f.rs",
+            line: 1,
+            boundaries,
+            hazards: &[],
+            crash_mode: CrashMode::Kill,
+            timeout: Scenario::DEFAULT_TIMEOUT,
+            account: None,
+            effects: None,
+            site: crate::site::fixture_site,
+            run: idle,
+            every_step: 0,
+            depth: 1,
+            seeded: 0,
+        }
     }
 }
 
@@ -158,4 +199,22 @@ pub fn find(module_path: &str, name: &str) -> Option<&'static Scenario> {
     inventory::iter::<Scenario>
         .into_iter()
         .find(|s| s.name == name && s.module_path == module_path)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_private_path_is_named_after_this_release() {
+        // `#[browser_fault]` names `__private_v<major>_<minor>` from its own version; both
+        // crates share the workspace's, so a release bump must rename the module in lib.rs.
+        let release = concat!(
+            "__private_v",
+            env!("CARGO_PKG_VERSION_MAJOR"),
+            "_",
+            env!("CARGO_PKG_VERSION_MINOR")
+        );
+        assert_eq!(release, "__private_v0_1");
+        let _: fn(crate::__private_v0_1::ScenarioDef) -> crate::__private_v0_1::Scenario =
+            crate::__private_v0_1::ScenarioDef::into_scenario;
+    }
 }

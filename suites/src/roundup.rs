@@ -12,7 +12,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use browser_fault::prelude::*;
@@ -223,11 +223,49 @@ pub struct Server {
 /// about 10 s, starting about 1 s). Only the test process calls it (through
 /// [`SiteSpec::started`]), never a worker.
 pub fn server() -> Result<&'static Server, SiteError> {
-    static SERVER: OnceLock<Result<Server, String>> = OnceLock::new();
+    static SERVER: OnceLock<Result<Server, RoundupError>> = OnceLock::new();
     SERVER
-        .get_or_init(|| start().map_err(|e| format!("Roundup could not be started: {e}")))
+        .get_or_init(start)
         .as_ref()
-        .map_err(|e| SiteError::Other(e.clone()))
+        .map_err(|e| SiteError::adapter(e.clone()))
+}
+
+/// Why the Roundup tracker could not be installed or started. Messages read after
+/// "failed to …"; kept (cloned) for every later trial of the process.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum RoundupError {
+    /// A step of the installation or the start failed on the file system or a process.
+    #[error("failed to {step} for Roundup")]
+    Io {
+        /// What was being done.
+        step: &'static str,
+        /// Why.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// `setup.sh` exited unsuccessfully.
+    #[error("failed to install Roundup: setup.sh said {stderr}")]
+    Setup {
+        /// Its standard error, trimmed.
+        stderr: String,
+    },
+    /// The server never printed its ready line.
+    #[error("failed to start Roundup: no ready line within {waited:?} (port {port})")]
+    NotReady {
+        /// How long it was waited for.
+        waited: Duration,
+        /// The port it was asked to serve on.
+        port: u16,
+    },
+}
+
+/// The `map_err` of one step of [`start`].
+fn io(step: &'static str) -> impl FnOnce(std::io::Error) -> RoundupError {
+    move |e| RoundupError::Io {
+        step,
+        source: Arc::new(e),
+    }
 }
 
 fn apps() -> PathBuf {
@@ -242,36 +280,37 @@ fn install_dir() -> PathBuf {
     target.join("apps/roundup")
 }
 
-fn start() -> Result<Server, String> {
+fn start() -> Result<Server, RoundupError> {
     let install = install_dir();
-    std::fs::create_dir_all(&install).map_err(|e| format!("{}: {e}", install.display()))?;
+    std::fs::create_dir_all(&install).map_err(io("make the installation folder"))?;
     // One installer at a time (nextest runs many test processes at once).
-    let lock = std::fs::File::create(install.join(".setup.lock")).map_err(|e| e.to_string())?;
-    lock.lock().map_err(|e| e.to_string())?;
+    let lock =
+        std::fs::File::create(install.join(".setup.lock")).map_err(io("create the setup lock"))?;
+    lock.lock().map_err(io("take the setup lock"))?;
     let setup = Command::new("bash")
         .arg(apps().join("setup.sh"))
         .arg(&install)
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("setup.sh: {e}"))?;
+        .map_err(io("run setup.sh"))?;
     drop(lock);
     if !setup.status.success() {
-        return Err(format!(
-            "setup.sh failed: {}",
-            String::from_utf8_lossy(&setup.stderr).trim()
-        ));
+        return Err(RoundupError::Setup {
+            stderr: String::from_utf8_lossy(&setup.stderr).trim().to_owned(),
+        });
     }
     // A tracker of this process's own: its config names the port it serves on.
     let dir = tempfile::Builder::new()
         .prefix("roundup-")
         .tempdir()
-        .map_err(|e| e.to_string())?;
-    copy_dir(&install.join("tracker"), &dir.path().join("tracker")).map_err(|e| e.to_string())?;
+        .map_err(io("make the tracker's folder"))?;
+    copy_dir(&install.join("tracker"), &dir.path().join("tracker"))
+        .map_err(io("copy the tracker"))?;
     std::os::unix::fs::symlink(install.join("venv"), dir.path().join("venv"))
-        .map_err(|e| e.to_string())?;
+        .map_err(io("link the virtualenv"))?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
-        .map_err(|e| e.to_string())?
+        .map_err(io("pick a free port"))?
         .port();
     let mut serve = Command::new("bash")
         .arg(apps().join("serve.sh"))
@@ -281,8 +320,10 @@ fn start() -> Result<Server, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("serve.sh: {e}"))?;
-    let stdout = serve.stdout.take().ok_or("serve.sh has no stdout")?;
+        .map_err(io("run serve.sh"))?;
+    let stdout = serve.stdout.take().ok_or_else(|| {
+        io("read serve.sh's output")(std::io::Error::other("serve.sh has no stdout"))
+    })?;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
@@ -295,10 +336,10 @@ fn start() -> Result<Server, String> {
     let started = Instant::now();
     if rx.recv_timeout(limit).is_err() {
         let _ = serve.kill();
-        return Err(format!(
-            "no ready line within {:?} (port {port})",
-            started.elapsed()
-        ));
+        return Err(RoundupError::NotReady {
+            waited: started.elapsed(),
+            port,
+        });
     }
     Ok(Server {
         origin: format!("http://127.0.0.1:{port}"),

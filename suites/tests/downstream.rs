@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, PoisonError};
 
+use browser_fault::runner::ExitCode;
+
 /// The trials of `tests/agent.rs`, in the order `--list` gives them.
 const TRIALS: &[&str] = &[
     "send_hello::after_click::landed",
@@ -109,7 +111,11 @@ fn a_missing_browser_is_said_once_with_its_fix_and_its_own_exit_code() {
         &[("BROWSER_FAULT_CHROMEDRIVER", "/nonexistent/chromedriver")],
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(5), "EXIT_NO_BROWSER");
+    assert_eq!(
+        output.status.code(),
+        Some(ExitCode::NoBrowser.code()),
+        "ExitCode::NoBrowser"
+    );
     assert_eq!(
         stderr.matches("no trial can run").count(),
         1,
@@ -141,7 +147,7 @@ fn the_faulty_agent_fails_naming_invariant_boundary_and_evidence() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(
         output.status.code(),
-        Some(101),
+        Some(ExitCode::TrialFailed.code()),
         "the faulty agent must fail"
     );
     assert!(stdout.contains("test result: FAILED. 0 passed; 1 failed"));

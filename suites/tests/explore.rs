@@ -13,6 +13,7 @@
 
 use browser_fault::oracle::Invariant;
 use browser_fault::prelude::*;
+use browser_fault::runner::ExitCode;
 use browser_fault::trial::{self, Trial, TrialSettings};
 use libtest_mimic::{Failed, Trial as Test};
 
@@ -131,8 +132,22 @@ fn run_all(
     Ok(out)
 }
 
+/// An error and its sources on one line, `outer: inner: innermost`.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut line = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        line.push_str(": ");
+        line.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    line
+}
+
 fn explored(name: &str, settings: &TrialSettings, seed: u64) -> Result<Vec<Trial>, Failed> {
-    trial::explore(scenario(name), settings, seed).map_err(Failed::from)
+    let mut settings = settings.clone();
+    settings.seed = Some(seed);
+    trial::explore(scenario(name), &settings).map_err(|e| Failed::from(chain(&e)))
 }
 
 /// The step trial that crashes `name`'s worker 1 right after its send: its last click (the
@@ -321,7 +336,10 @@ fn seeded_replay(settings: &TrialSettings) -> Result<(), Failed> {
         let text = String::from_utf8_lossy(&out.stdout).into_owned()
             + String::from_utf8_lossy(&out.stderr).as_ref();
         let failed_once = text.contains("1 failed") && text.contains("`no_duplicate` broke");
-        if out.status.code() == Some(101) && failed_once && text.contains("replay: ") {
+        if out.status.code() == Some(ExitCode::TrialFailed.code())
+            && failed_once
+            && text.contains("replay: ")
+        {
             reproduced += 1;
         } else {
             return Err(format!(

@@ -16,6 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use browser_fault::prelude::*;
+use browser_fault::runner::ExitCode;
 use browser_fault::trial::TrialSettings;
 use libtest_mimic::{Arguments, Failed, Trial as Test};
 
@@ -315,11 +316,11 @@ fn main() {
     let tests = vec![
         Test::test(
             "a_sigterm_stops_workers_removes_profiles_and_says_so",
-            || interrupted("TERM", browser_fault::trial::EXIT_TERMINATED),
+            || interrupted("TERM", ExitCode::Terminated.code()),
         ),
         Test::test(
             "a_sigint_stops_workers_removes_profiles_and_says_so",
-            || interrupted("INT", browser_fault::trial::EXIT_INTERRUPTED),
+            || interrupted("INT", ExitCode::Interrupted.code()),
         ),
         Test::test(
             "a_sigkill_leaves_no_process_and_the_next_sweep_removes_the_root",

@@ -89,13 +89,13 @@ pub enum BrowserError {
         source: std::io::Error,
     },
     /// chromedriver started but never said it was ready.
-    #[error("chromedriver did not become ready within {0:?}")]
+    #[error("failed to start chromedriver: it did not become ready within {0:?}")]
     DriverNotReady(Duration),
     /// The WebDriver session could not be created (Chromium failed to start).
     #[error("failed to create a browser session")]
     Session(#[source] Box<thirtyfour::error::WebDriverError>),
     /// A WebDriver command failed.
-    #[error("browser command failed")]
+    #[error("failed to run a browser command")]
     Command(#[source] Box<thirtyfour::error::WebDriverError>),
     /// The browser process is gone (crashed or killed).
     #[error("the browser process is gone")]

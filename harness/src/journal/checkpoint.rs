@@ -158,7 +158,7 @@ fn hex(bytes: &[u8]) -> String {
 #[non_exhaustive]
 pub enum TransitionError {
     /// The pair is not an edge of the checkpoint graph; the journal was not touched.
-    #[error("transition checkpoint: {from} → {to} is not in the checkpoint graph")]
+    #[error("failed to transition checkpoint: {from} → {to} is not in the checkpoint graph")]
     Illegal {
         /// The requested from-state.
         from: Checkpoint,
@@ -166,7 +166,9 @@ pub enum TransitionError {
         to: Checkpoint,
     },
     /// The compare-and-set failed: another writer moved the side effect first.
-    #[error("transition checkpoint of {key}: expected {expected}, found {actual} (lost a race)")]
+    #[error(
+        "failed to transition checkpoint of {key}: expected {expected}, found {actual} (lost a race)"
+    )]
     LostRace {
         /// The side effect's request key.
         key: RequestKey,

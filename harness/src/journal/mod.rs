@@ -197,7 +197,7 @@ pub(crate) fn now_unix_ms() -> u64 {
 
 /// A failure of the journal. Branch on [`JournalError::kind`].
 #[derive(Debug, thiserror::Error)]
-#[error("{kind} (journal {})", path.display())]
+#[error("failed to {kind} (journal {})", path.display())]
 pub struct JournalError {
     path: PathBuf,
     kind: Box<JournalErrorKind>,

@@ -379,7 +379,7 @@ impl RunReport {
         let mut found = Found::default();
         walk(dir, &mut found)?;
         // Trial name → its evidence file, for summaries whose paths moved with an artifact.
-        let mut evidence_files: BTreeMap<String, (PathBuf, Result<Evidence, String>)> =
+        let mut evidence_files: BTreeMap<String, (PathBuf, Result<Evidence, ReadEvidenceError>)> =
             BTreeMap::new();
         let mut unreadable: Vec<TrialOutcome> = Vec::new();
         for path in found.evidence {
@@ -537,9 +537,18 @@ fn walk(dir: &Path, found: &mut Found) -> std::io::Result<()> {
     Ok(())
 }
 
-fn read_evidence(path: &Path) -> Result<Evidence, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    serde_json::from_slice(&bytes).map_err(|e| e.to_string())
+/// Why an `evidence.json` could not be read: the file, or its JSON.
+#[derive(Debug, thiserror::Error)]
+enum ReadEvidenceError {
+    #[error(transparent)]
+    File(#[from] std::io::Error),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
+fn read_evidence(path: &Path) -> Result<Evidence, ReadEvidenceError> {
+    let bytes = std::fs::read(path)?;
+    Ok(serde_json::from_slice(&bytes)?)
 }
 
 /// The files [`write_all`] wrote.

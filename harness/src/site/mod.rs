@@ -186,34 +186,21 @@ pub const DEFAULT_ACCOUNT: &str = "acct-test-42";
 #[cfg(all(test, feature = "fixture-site"))]
 mod tests {
     use super::*;
-    use crate::plan::{Boundary, CrashMode, Hazard};
-    use crate::scenario::{Scenario, ScenarioFuture};
-    use crate::worker::{Secret, Worker};
+    use crate::plan::{Boundary, Hazard};
+    use crate::scenario::{Scenario, ScenarioDef};
+    use crate::worker::Secret;
 
-    fn idle(_: &mut Worker) -> ScenarioFuture<'_> {
-        Box::pin(async { Ok(crate::worker::Outcome::Completed) })
-    }
-
-    static EVERYTHING: Scenario = Scenario::new(
-        "s",
-        "m",
-        "f.rs",
-        1,
-        &Boundary::ALL,
-        &[
+    static EVERYTHING: Scenario = ScenarioDef {
+        hazards: &[
             Hazard::ExpiredSession,
             Hazard::AccountSwitch,
             Hazard::CredentialRotated,
             Hazard::StaleTab,
             Hazard::BrowserVersionChanged,
         ],
-        CrashMode::Kill,
-        Scenario::DEFAULT_TIMEOUT,
-        None,
-        None,
-        fixture_site,
-        idle,
-    );
+        ..ScenarioDef::for_tests("s", &Boundary::ALL)
+    }
+    .into_scenario();
 
     fn account(id: &str) -> Account {
         Account {

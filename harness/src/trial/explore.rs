@@ -20,6 +20,7 @@ use sha2::Digest;
 
 use super::conclude::WorkerRecording;
 use super::engine::run_trial_with;
+use super::error::TrialError;
 use super::{FaultPlan, Trial, TrialSettings};
 use crate::plan::{Boundary, Variant};
 use crate::scenario::Scenario;
@@ -39,15 +40,72 @@ const THEN_POINTS: [Boundary; 5] = [
 ];
 
 /// This run's seed: `BROWSER_FAULT_SEED` (decimal, or hex with `0x`), else the number of
-/// the day (UTC), the same in every process of a run started that day.
-pub fn run_seed() -> Result<u64, String> {
+/// the day (UTC), the same in every process of a run started that day. The runner puts it
+/// in [`TrialSettings::seed`] when the settings do not name one.
+pub fn run_seed() -> Result<u64, SeedError> {
     match std::env::var(SEED_ENV) {
-        Ok(text) => parse_seed(&text)
-            .ok_or_else(|| format!("{SEED_ENV}={text:?} is not a number (decimal, or 0x… hex)")),
+        Ok(text) => parse_seed(&text).ok_or(SeedError { given: text }),
         Err(_) => Ok(std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() / 86_400)),
     }
+}
+
+/// `BROWSER_FAULT_SEED` is set to something that is not a number.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("failed to read {SEED_ENV}={given:?}: expected a number (decimal, or 0x… hex)")]
+#[non_exhaustive]
+pub struct SeedError {
+    /// The variable's value.
+    pub given: String,
+}
+
+/// Why a scenario's explored trials could not be made. Messages read after "failed to …"
+/// and name the recording and where its evidence is.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExploreError {
+    /// The settings name no seed, and `BROWSER_FAULT_SEED` is not a number.
+    #[error(transparent)]
+    Seed(#[from] SeedError),
+    /// The recordings' tokio runtime could not be started.
+    #[error("failed to start a tokio runtime for the recordings")]
+    Runtime(#[source] std::io::Error),
+    /// A recording's trial could not run at all.
+    #[error("failed to record {trial}")]
+    Recording {
+        /// The recorded trial's name.
+        trial: String,
+        /// Why it could not run.
+        #[source]
+        source: Box<TrialError>,
+    },
+    /// A recording did not go as its plan says, in every attempt.
+    #[error(
+        "failed to record {trial}: it did not go as planned in {attempts} runs, the last one because {why} (see {})",
+        evidence.display()
+    )]
+    NotAsPlanned {
+        /// The recorded trial's name.
+        trial: String,
+        /// How many runs were made.
+        attempts: u32,
+        /// What the last run did instead.
+        why: String,
+        /// The last run's evidence.
+        evidence: PathBuf,
+    },
+    /// The clean run did not finish, so it has no steps to crash after.
+    #[error(
+        "failed to find the steps of {scenario}: its clean run did not finish (see its evidence under {})",
+        evidence.display()
+    )]
+    CleanRunUnfinished {
+        /// The scenario.
+        scenario: &'static str,
+        /// The recordings' evidence folder.
+        evidence: PathBuf,
+    },
 }
 
 fn parse_seed(text: &str) -> Option<u64> {
@@ -56,18 +114,6 @@ fn parse_seed(text: &str) -> Option<u64> {
         Some(hex) => u64::from_str_radix(hex, 16).ok(),
         None => text.parse().ok(),
     }
-}
-
-static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-
-/// Keeps this run's seed for the replay commands of failures.
-pub(crate) fn set_seed(seed: u64) {
-    let _ = SEED.set(seed);
-}
-
-/// This run's seed, as set by the runner (0 when nothing was explored).
-pub(crate) fn seed() -> u64 {
-    SEED.get().copied().unwrap_or(0)
 }
 
 /// Whether a run with these name filters could select one of the scenario's explored
@@ -90,14 +136,18 @@ pub(crate) fn wanted(scenario: &Scenario, filters: &[String], exact: bool) -> bo
     })
 }
 
-/// The scenario's explored trials (`every_step`, `depth = 2`, `seeded`) under `seed`.
-/// Records what is not recorded yet, with a tokio runtime of its own: call it outside one.
-/// An error names the recording that failed.
+/// The scenario's explored trials (`every_step`, `depth = 2`, `seeded`) under the seed of
+/// `settings` (when it names none, [`run_seed`]'s). Records what is not recorded yet, with
+/// a tokio runtime of its own: call it outside one. An error names the recording that
+/// failed.
 pub fn explore(
     scenario: &'static Scenario,
     settings: &TrialSettings,
-    seed: u64,
-) -> Result<Vec<Trial>, String> {
+) -> Result<Vec<Trial>, ExploreError> {
+    let seed = match settings.seed {
+        Some(seed) => seed,
+        None => run_seed()?,
+    };
     let explore = scenario.explore;
     let mut trials = Vec::new();
     let need_clean = explore.every_step > 0 || explore.seeded > 0;
@@ -105,7 +155,7 @@ pub fn explore(
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| format!("failed to start a tokio runtime: {e}"))?;
+        .map_err(ExploreError::Runtime)?;
     let mut steps = Vec::new();
     if need_clean {
         let clean = Trial::new(scenario, FaultPlan::Clean);
@@ -114,12 +164,9 @@ pub fn explore(
             .iter()
             .find(|w| w.incarnation == 1)
             .filter(|w| w.finished)
-            .ok_or_else(|| {
-                format!(
-                    "the clean run of {} did not finish, so it has no steps to crash after (see its evidence under {})",
-                    scenario.name,
-                    settings.out_dir.join("recordings").display()
-                )
+            .ok_or_else(|| ExploreError::CleanRunUnfinished {
+                scenario: scenario.name,
+                evidence: settings.out_dir.join("recordings"),
             })?;
         steps = first
             .steps
@@ -142,7 +189,7 @@ pub fn explore(
             .into_iter()
             .filter(|t| t.cannot_run().is_none() && plain_crash(t.plan))
             .collect();
-        let recorded: Vec<Result<Vec<WorkerRecording>, String>> = runtime.block_on(async {
+        let recorded: Vec<Result<Vec<WorkerRecording>, ExploreError>> = runtime.block_on(async {
             use futures_util::StreamExt;
             futures_util::stream::iter(firsts.iter().map(|t| recorded(t, settings)))
                 .buffered(2)
@@ -239,7 +286,10 @@ const RECORDING_ATTEMPTS: u32 = 3;
 /// The recording of `trial`: from the cache when this binary recorded it before, else
 /// recorded now and kept. Only a run that went as planned is kept (see [`unusable`]); one
 /// that did not is made again, up to [`RECORDING_ATTEMPTS`] times.
-async fn recorded(trial: &Trial, settings: &TrialSettings) -> Result<Vec<WorkerRecording>, String> {
+async fn recorded(
+    trial: &Trial,
+    settings: &TrialSettings,
+) -> Result<Vec<WorkerRecording>, ExploreError> {
     let path = cache_path(trial, settings);
     if let Some(known) = path
         .as_ref()
@@ -253,21 +303,22 @@ async fn recorded(trial: &Trial, settings: &TrialSettings) -> Result<Vec<WorkerR
     apart.out_dir = settings.out_dir.join("recordings");
     let mut attempt = 1;
     let report = loop {
-        let report = run_trial_with(trial, &apart, true).await.map_err(|e| {
-            format!(
-                "recording {} failed: {}",
-                trial.name(),
-                crate::error::error_chain(&e)
-            )
-        })?;
+        let report =
+            run_trial_with(trial, &apart, true)
+                .await
+                .map_err(|e| ExploreError::Recording {
+                    trial: trial.name(),
+                    source: Box::new(e),
+                })?;
         match unusable(trial.plan == FaultPlan::Clean, &report.evidence) {
             None => break report,
             Some(why) if attempt >= RECORDING_ATTEMPTS => {
-                return Err(format!(
-                    "recording {} did not go as planned in {attempt} runs, the last one because {why} (see {})",
-                    trial.name(),
-                    report.evidence_path.display()
-                ));
+                return Err(ExploreError::NotAsPlanned {
+                    trial: trial.name(),
+                    attempts: attempt,
+                    why,
+                    evidence: report.evidence_path,
+                });
             }
             Some(_) => attempt += 1,
         }
@@ -291,7 +342,7 @@ async fn recorded(trial: &Trial, settings: &TrialSettings) -> Result<Vec<WorkerR
 /// or, for the clean run, worker 1 did not run to its end or its browser failed under it.
 /// Trials generated from such a run would test another schedule than they name.
 fn unusable(clean: bool, evidence: &crate::evidence::Evidence) -> Option<String> {
-    use crate::error::{FailureKind, WorkerResult};
+    use crate::worker::{FailureKind, WorkerResult};
     if !clean {
         return (!evidence.fault.struck).then(|| {
             format!(
@@ -407,6 +458,13 @@ mod tests {
         assert_eq!(parse_seed("42"), Some(42));
         assert_eq!(parse_seed(" 0x2a "), Some(42));
         assert_eq!(parse_seed("forty"), None);
+        let e = SeedError {
+            given: "forty".to_owned(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "failed to read BROWSER_FAULT_SEED=\"forty\": expected a number (decimal, or 0x… hex)"
+        );
     }
 
     /// A recording whose worker 1 never got a browser (seen under load: "Chrome instance
@@ -426,8 +484,8 @@ mod tests {
 
     #[test]
     fn a_clean_recording_needs_worker_1_to_end_without_a_browser_failure() {
-        use crate::error::{FailureKind, WorkerResult};
         use crate::worker::Outcome;
+        use crate::worker::{FailureKind, WorkerResult};
         let mut e = without_browser();
         let why = unusable(true, &e).expect("refused");
         assert!(why.contains("Browser"), "{why}");

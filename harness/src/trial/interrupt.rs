@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use crate::browser::process;
 use crate::cleanup::{CleanupCoordinator, CleanupOutcome};
+use crate::exit::ExitCode;
 use crate::journal::Journal;
 use crate::profile::ProfileStore;
 
@@ -346,11 +347,6 @@ impl Drop for Running {
     }
 }
 
-/// Exit code after SIGINT (128 + 2, as a shell reports it).
-pub const EXIT_INTERRUPTED: i32 = 130;
-/// Exit code after SIGTERM (128 + 15).
-pub const EXIT_TERMINATED: i32 = 143;
-
 /// Installs the SIGINT and SIGTERM handlers of a runner, once per process: a thread of its
 /// own waits for either, then [`stop_everything`] and exits.
 pub(crate) fn install() {
@@ -380,12 +376,12 @@ pub(crate) fn install() {
                     };
                     let _ = ready_tx.send(());
                     let (name, code) = tokio::select! {
-                        _ = int.recv() => ("SIGINT", EXIT_INTERRUPTED),
-                        _ = term.recv() => ("SIGTERM", EXIT_TERMINATED),
+                        _ = int.recv() => ("SIGINT", ExitCode::Interrupted),
+                        _ = term.recv() => ("SIGTERM", ExitCode::Terminated),
                     };
                     let report = stop_everything().await;
                     report.print(name);
-                    std::process::exit(code);
+                    code.exit();
                 });
             });
         // The handlers are in place before the first trial starts.

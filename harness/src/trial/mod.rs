@@ -25,8 +25,7 @@ use serde::Serialize;
 pub use conclude::TrialReport;
 pub use engine::run_trial;
 pub use error::{SetupError, TrialError};
-pub use explore::{SEED_ENV, explore, replay_command, run_seed};
-pub use interrupt::{EXIT_INTERRUPTED, EXIT_TERMINATED};
+pub use explore::{ExploreError, SEED_ENV, SeedError, explore, replay_command, run_seed};
 pub use settings::TrialSettings;
 pub use sweep::{SweepSummary, sweep_stale_roots};
 

@@ -31,6 +31,11 @@ pub struct TrialSettings {
     pub webdriver_url: Option<String>,
     /// Start Chromium on `about:blank` (the fast first navigation).
     pub fast_first_navigation: bool,
+    /// The seed that picks the schedules of seeded trials (`seeded = N`), and that their
+    /// `replay:` lines name. `None`, as [`from_env`](Self::from_env) leaves it: the run's
+    /// seed, [`run_seed`](super::run_seed) (`BROWSER_FAULT_SEED`, else the day's number),
+    /// which the runner resolves once and keeps here.
+    pub seed: Option<u64>,
 }
 
 impl TrialSettings {
@@ -58,6 +63,7 @@ impl TrialSettings {
                 .ok()
                 .filter(|s| !s.is_empty()),
             fast_first_navigation: true,
+            seed: None,
         }
     }
 

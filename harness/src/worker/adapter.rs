@@ -118,7 +118,7 @@ impl PageFacts {
 #[non_exhaustive]
 pub enum SiteError {
     /// Nothing answered, or the connection broke.
-    #[error("the site could not be reached at {url}")]
+    #[error("failed to reach the site at {url}")]
     Unreachable {
         /// The URL, without its query string.
         url: String,
@@ -127,7 +127,7 @@ pub enum SiteError {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The site answered with an error status.
-    #[error("the site answered {status} to {url}")]
+    #[error("failed to read {url}: the site answered {status}")]
     Status {
         /// The URL, without its query string.
         url: String,
@@ -135,7 +135,7 @@ pub enum SiteError {
         status: u16,
     },
     /// The site's answer was not what the adapter expected.
-    #[error("the site's answer to {url} could not be read: {why}")]
+    #[error("failed to read the site's answer to {url}: {why}")]
     Reply {
         /// The URL, without its query string.
         url: String,
@@ -145,12 +145,18 @@ pub enum SiteError {
     /// The adapter cannot do this here (e.g. read the ledger inside a worker process).
     #[error("the site adapter cannot {0}")]
     Unsupported(&'static str),
-    /// Anything else the adapter reports.
-    #[error("{0}")]
-    Other(String),
+    /// The adapter's own error, for what the variants above do not name: build it with
+    /// [`SiteError::adapter`].
+    #[error("failed in the site adapter")]
+    Adapter(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl SiteError {
+    /// Wraps the adapter's own error (its message and sources stay in the chain).
+    pub fn adapter(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        SiteError::Adapter(Box::new(e))
+    }
+
     /// Whether trying again soon may help (the site was down or busy).
     pub fn is_transient(&self) -> bool {
         match self {

@@ -28,10 +28,10 @@ pub(crate) use spec::WorkerSpec;
 
 /// Why the browser under a worker failed ([`TaskError::Browser`]).
 pub use crate::browser::BrowserError;
-pub use crate::error::{FailureKind, Outcome, SafeStop, TaskError, TaskResult, WorkerResult};
 /// A profile's lease (one live worker per profile) refused or lost, and the holder's row
 /// ([`TaskError::Lease`]).
 pub use crate::lease::{LeaseError, LeaseErrorKind, LeaseRecord};
+pub use crate::outcome::{FailureKind, Outcome, SafeStop, TaskError, TaskResult, WorkerResult};
 pub use effect::{EffectStatus, SideEffect};
 pub use page::{Page, Target};
 

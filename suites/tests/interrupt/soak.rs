@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use browser_fault::runner::ExitCode;
 use libtest_mimic::Failed;
 
 use super::{Case, RunProcess, run_processes, signal};
@@ -71,8 +72,8 @@ impl Sig {
 
     fn exit_code(self) -> Option<i32> {
         match self {
-            Sig::Term => Some(browser_fault::trial::EXIT_TERMINATED),
-            Sig::Int => Some(browser_fault::trial::EXIT_INTERRUPTED),
+            Sig::Term => Some(ExitCode::Terminated.code()),
+            Sig::Int => Some(ExitCode::Interrupted.code()),
             Sig::Kill => None,
         }
     }

@@ -58,7 +58,11 @@ fn main() {
     assert_eq!(send.timeout, Duration::from_secs(45));
     assert_eq!(send.account, Some("acct-test-42"));
     assert_eq!(send.effects, Some(&["42", "42", "7"][..]));
-    assert_eq!(send.explore, Exploration::new(40, 2, 8));
+    let explore = send.explore;
+    assert_eq!(
+        (explore.every_step, explore.depth, explore.seeded),
+        (40, 2, 8)
+    );
     assert_eq!(log_in.explore, Exploration::NONE);
 
     let two = all[2];
