@@ -104,6 +104,7 @@ pub mod report;
 pub mod runner;
 mod scenario;
 pub mod site;
+mod startgate;
 pub mod trial;
 pub mod worker;
 

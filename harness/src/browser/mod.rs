@@ -222,7 +222,7 @@ fn start_chromedriver(
 ) -> Result<(Child, Option<u32>, mpsc::Receiver<u16>), BrowserError> {
     // Refused once the run is being interrupted; dies with the process that started it, and
     // in a group of its own takes its group (Chromium) along.
-    let mut child = crate::trial::interrupt::spawn_browser_process(
+    let mut child = crate::startgate::spawn_browser_process(
         chromedriver,
         &["--port=0"],
         own_process_group,

@@ -53,7 +53,8 @@ async fn run_trial_unguarded(
         .trial_root_base
         .join(format!("{:08x}", rand::random::<u32>()));
     // Known to an interrupt of the runner for as long as the trial runs; refused after it.
-    let _live = super::interrupt::LiveRoot::create(&root).map_err(folders_err)?;
+    let _live = super::interrupt::LiveRoot::create(&root, super::sweep::write_root_owner)
+        .map_err(folders_err)?;
 
     let site = match RunningSite::start((scenario.site)()).await {
         Ok(site) => site,
