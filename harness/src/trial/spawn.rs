@@ -225,13 +225,9 @@ pub(crate) async fn spawn_worker(
                     }
                 });
             }
-            let accepted = tokio::select! {
-                a = listener.accept() => a.ok(),
-                _ = child.wait() => None,
-                _ = tokio::time::sleep(Duration::from_secs(60)) => None,
-            };
+            let accepted = accept_worker(&listener, &mut child).await;
             let _ = std::fs::remove_file(&socket);
-            let Some((stream, _)) = accepted else {
+            let Some(stream) = accepted else {
                 process::kill_group(pgid);
                 let _ = child.wait().await;
                 drop(tx);
@@ -342,6 +338,27 @@ pub(crate) async fn run_worker(
     .await;
 }
 
+/// Waits for a `kill`-mode worker to connect to its trial's socket: `None` when it exits
+/// (or 60 s pass) without connecting.
+///
+/// The accept comes first (`biased`): a worker that finishes fast (a profile its check
+/// refused, so no browser) can connect, report its whole life and exit before this is first
+/// polled. Then both branches are ready, and an unbiased select took the exit half the time:
+/// the connection, result and all, was dropped and the worker judged "died without a
+/// result" (seen under load in the downstream suite). A connection that was made waits in
+/// the listener's backlog, so it always wins.
+async fn accept_worker(
+    listener: &tokio::net::UnixListener,
+    child: &mut tokio::process::Child,
+) -> Option<tokio::net::UnixStream> {
+    tokio::select! {
+        biased;
+        a = listener.accept() => a.ok().map(|(stream, _)| stream),
+        _ = child.wait() => None,
+        _ = tokio::time::sleep(Duration::from_secs(60)) => None,
+    }
+}
+
 /// Kills this worker's whole process group (itself, its chromedriver and Chromium) once the
 /// test process that spawned it is gone, however it went (a SIGKILL included): a worker
 /// must never outlive its trial. Its parent's death shows as a new parent pid; a thread
@@ -418,5 +435,38 @@ pub(crate) fn worker_launch_from_env() -> Option<WorkerLaunch> {
             eprintln!("browser-fault: {WORKER_ENV} is set but unreadable: {e}");
             std::process::exit(2);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::accept_worker;
+
+    /// A worker that connected and exited before the trial looked: its connection is taken,
+    /// every time (an unbiased select dropped it half the time; 20 rounds catch that but for
+    /// one chance in a million).
+    #[tokio::test]
+    async fn a_worker_that_connected_and_exited_before_the_trial_looked_is_still_heard() {
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..20 {
+            let socket = dir.path().join(format!("w{round}.sock"));
+            let listener = tokio::net::UnixListener::bind(&socket).unwrap();
+            let mut child = tokio::process::Command::new("true").spawn().unwrap();
+            let _client = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+            // The child has exited, and its status is known: both branches are ready.
+            child.wait().await.unwrap();
+            assert!(
+                accept_worker(&listener, &mut child).await.is_some(),
+                "round {round}: the connection was dropped for the exit"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_worker_that_exits_without_connecting_is_seen_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let listener = tokio::net::UnixListener::bind(dir.path().join("w.sock")).unwrap();
+        let mut child = tokio::process::Command::new("true").spawn().unwrap();
+        assert!(accept_worker(&listener, &mut child).await.is_none());
     }
 }
