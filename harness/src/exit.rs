@@ -2,7 +2,7 @@
 //! end the process with one of them. Re-exported as [`crate::runner::ExitCode`].
 
 /// How a run ends, as its process's exit code: one value per reason the runner stops, each
-/// saying what to do next. [`Conclusion::exit_code`] picks it; the gates come before the
+/// saying what to do next. [`Conclusion::exit_code`](crate::runner::Conclusion::exit_code) picks it; the gates come before the
 /// trials' own failures, so that they fail closed whatever the trials say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
