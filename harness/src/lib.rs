@@ -107,6 +107,7 @@ pub mod site;
 mod startgate;
 pub mod trial;
 pub mod worker;
+mod worker_role;
 
 /// The JSON values [`worker::Page::script`] and [`worker::Page::api_get`] return, and what a
 /// site adapter parses its ledger into.

@@ -641,8 +641,8 @@ fn sweep_before_run(settings: &TrialSettings) {
 /// Turns this process into one worker and exits, if the trial that spawned it asked.
 /// Call it first thing in a custom `main`.
 pub fn enter_worker_role_if_asked() {
-    if let Some(launch) = trial::spawn::worker_launch_from_env() {
-        trial::spawn::worker_process_main(launch);
+    if let Some(launch) = crate::worker_role::worker_launch_from_env() {
+        crate::worker_role::worker_process_main(launch);
     }
 }
 

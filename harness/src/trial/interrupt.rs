@@ -21,8 +21,7 @@ use crate::exit::ExitCode;
 use crate::journal::Journal;
 use crate::profile::ProfileStore;
 pub(crate) use crate::startgate::{
-    LiveGroup, LiveRoot, exec_guarded_if_asked, mark_reentrant, spawn_worker_process,
-    unless_stopped,
+    LiveGroup, LiveRoot, mark_reentrant, spawn_worker_process, unless_stopped,
 };
 use crate::startgate::{STOP, lock, stopping};
 
