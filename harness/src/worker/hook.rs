@@ -54,17 +54,7 @@ pub struct FaultHook {
 impl FaultHook {
     /// A hook that never strikes and reports to nobody.
     pub fn detached() -> Self {
-        FaultHook {
-            armed: None,
-            channel: Channel::Detached,
-            screenshot_dir: None,
-            struck: Mutex::new(false),
-            timing: Mutex::new(WorkerTiming::default()),
-            armed_step: None,
-            recording: false,
-            steps: AtomicU32::new(0),
-            halted: AtomicBool::new(false),
-        }
+        FaultHook::new(None, Channel::Detached, None)
     }
 
     pub(crate) fn new(
