@@ -159,11 +159,11 @@ pub mod __private_v0_1 {
 pub mod prelude {
     pub use crate::browser_fault;
     pub use crate::journal::{Checkpoint, RequestKey};
-    pub use crate::plan::Boundary;
+    pub use crate::plan::{Boundary, FaultPoint};
     pub use crate::site::{Identity, PageFacts, PageKind, RemoteEffect, Site, SiteError, SiteSpec};
     pub use crate::worker::{
-        Account, EffectStatus, Outcome, Page, SafeStop, Secret, Target, TaskError, TaskResult,
-        Worker,
+        Account, EffectStatus, FailureKind, Outcome, Page, SafeStop, Secret, Target, TaskError,
+        TaskResult, Worker,
     };
 }
 

@@ -8,6 +8,7 @@
 use browser_fault::prelude::*;
 
 pub mod grid;
+pub mod own_client;
 pub mod roundup;
 
 /// The bundled fixture site started once for the whole test binary, on a runtime of its own

@@ -68,6 +68,25 @@ async fn late_journal_slow_site(w: &mut Worker) -> TaskResult {
     browser_fault_suites::late_journal(w).await
 }
 
+/// The careful agent on a WebDriver client of its own (`own_client`): the harness sees it
+/// only at its worker's endpoint.
+#[browser_fault(at = "all", effects = "42", timeout = "60s", every_step = 16)]
+async fn own_client(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::own_client::send_hello(w).await
+}
+
+/// `own_client` with the late-journal bug: it clicks before `ACTION_SUBMITTED` is durable.
+#[browser_fault(
+    at = ["after_login", "after_target_verified", "after_click", "after_remote_effect"],
+    effects = "42",
+    timeout = "60s",
+    every_step = 64
+)]
+async fn own_client_late_journal(w: &mut Worker) -> TaskResult {
+    use browser_fault_suites::own_client::{Journaling, send_hello_journaling};
+    send_hello_journaling(w, Journaling::Late).await
+}
+
 fn slow_site() -> SiteSpec {
     SiteSpec::fixture(
         browser_fault::fixtures::SiteConfig::default()
@@ -295,6 +314,37 @@ fn slow_site_duplicate_lands(settings: &TrialSettings) -> Result<(), Failed> {
     }
 }
 
+/// Every step trial of `own_client` crashes it right after one of its own commands, and
+/// passes: the steps are the agent's WebDriver commands at its endpoint (and its journal
+/// writes), not the harness's.
+fn own_steps_pass(settings: &TrialSettings) -> Result<(), Failed> {
+    let trials: Vec<Trial> = explored("own_client", settings, 7)?
+        .into_iter()
+        .filter(|t| t.seeded.is_none() && t.then.is_none() && t.name().contains("::step::"))
+        .collect();
+    let commands = trials
+        .iter()
+        .filter(|t| t.name().contains("_webdriver_"))
+        .count();
+    if commands < 8 {
+        let names: Vec<String> = trials.iter().map(Trial::name).collect();
+        return Err(format!(
+            "only {commands} step trial(s) after the agent's own commands: {names:?}"
+        )
+        .into());
+    }
+    let failed = failures(&run_all(&trials, settings)?);
+    if failed.is_empty() {
+        eprintln!(
+            "own_client: {} step trials passed, {commands} after its own WebDriver commands",
+            trials.len()
+        );
+        Ok(())
+    } else {
+        Err(format!("false positives:\n  {}", failed.join("\n  ")).into())
+    }
+}
+
 /// A seed whose seeded trials of `late_journal` pick its failing step; its replay command,
 /// run 10 times, fails with `no_duplicate` each time.
 fn seeded_replay(settings: &TrialSettings) -> Result<(), Failed> {
@@ -365,7 +415,7 @@ fn main() {
     let mut settings = TrialSettings::from_env();
     settings.snapshot_dir = None;
     type Case = fn(&TrialSettings) -> Result<(), Failed>;
-    let cases: [(&str, Case); 8] = [
+    let cases: [(&str, Case); 11] = [
         ("careful::every_explored_trial_passes", reference_passes),
         ("late_journal::named_boundaries_pass", |s| {
             named_pass("late_journal", s)
@@ -399,6 +449,28 @@ fn main() {
         (
             "late_journal_slow_site::a_recovery_that_ends_after_its_click_still_sends",
             slow_site_duplicate_lands,
+        ),
+        ("own_client::named_boundaries_pass", |s| {
+            named_pass("own_client", s)
+        }),
+        (
+            "own_client::every_step_crashes_it_after_its_own_commands",
+            own_steps_pass,
+        ),
+        (
+            "own_client_late_journal::caught_by_a_step_crash_after_its_own_click",
+            |s| {
+                caught_by_exploration(
+                    "own_client_late_journal",
+                    s,
+                    |t| {
+                        t.seeded.is_none()
+                            && t.name().contains("::step::")
+                            && t.name().ends_with("_webdriver_post_element_click")
+                    },
+                    "_click",
+                )
+            },
         ),
         (
             "late_journal::seeded_failure_replays_10_of_10",

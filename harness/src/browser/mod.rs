@@ -79,6 +79,9 @@ pub enum BrowserError {
     /// chromedriver could not be started.
     #[error("failed to start chromedriver")]
     DriverStart(#[source] std::io::Error),
+    /// The worker's WebDriver endpoint (`Worker::webdriver_url`) could not listen.
+    #[error("failed to start the worker's WebDriver endpoint")]
+    Endpoint(#[source] std::io::Error),
     /// The browser's own `TMPDIR` could not be made.
     #[error("failed to make the browser's temporary folder {path}")]
     TempDir {
@@ -312,6 +315,22 @@ impl Browser {
     /// and what the journal records so that an orphan can be found and ended.
     pub fn webdriver_session_id(&self) -> String {
         self.driver.handle().session_id().to_string()
+    }
+
+    /// The WebDriver server this session lives on (the harness's chromedriver, or a remote
+    /// endpoint), without a trailing `/`.
+    pub fn server_url(&self) -> String {
+        self.driver
+            .handle()
+            .server_url()
+            .as_str()
+            .trim_end_matches('/')
+            .to_owned()
+    }
+
+    /// The capabilities the server answered the session's creation with.
+    pub(crate) fn session_capabilities(&self) -> serde_json::Value {
+        serde_json::to_value(self.driver.handle().capabilities()).unwrap_or_default()
     }
 
     /// chromedriver's pid, when the harness started it.

@@ -70,6 +70,16 @@ impl SessionRegistry {
         }
     }
 
+    /// The current session, if any: its token, and what `f` reads of its browser.
+    pub(crate) fn with_current<T>(
+        &self,
+        f: impl FnOnce(&Browser) -> T,
+    ) -> Option<(SessionToken, T)> {
+        self.slot()
+            .as_ref()
+            .map(|(token, browser)| (*token, f(browser)))
+    }
+
     /// Takes the session out of the slot if, and only if, `token` is still current.
     /// A stale token gets `None` and the successor stays.
     pub(crate) fn retire(&self, token: SessionToken) -> Option<Browser> {

@@ -8,6 +8,7 @@
 mod account;
 pub(crate) mod adapter;
 mod effect;
+mod endpoint;
 mod fault_point;
 pub(crate) mod hook;
 mod journal_handle;
@@ -117,6 +118,8 @@ pub struct Worker {
     /// endpoint (a killed worker's browser lives on there). While any is left, no browser
     /// is launched on the profile.
     orphans: Vec<crate::journal::RemoteSession>,
+    /// The WebDriver endpoint an agent's own client connects to, once asked for.
+    endpoint: Option<endpoint::Endpoint>,
 }
 
 impl Worker {
@@ -242,6 +245,7 @@ impl Worker {
             binaries,
             launch_pending: false,
             orphans: Vec::new(),
+            endpoint: None,
         };
         for finding in &worker.findings {
             worker.log(&format!("profile finding: {}", finding_name(finding)));
@@ -288,6 +292,43 @@ impl Worker {
         let page = self.page();
         page.goto(route).await?;
         Ok(page)
+    }
+
+    /// The WebDriver URL of this worker's browser, for an agent that drives the browser
+    /// with a WebDriver client of its own (thirtyfour, fantoccini, …) instead of [`Page`].
+    ///
+    /// The URL is a protocol proxy on loopback, one per worker. Its `POST /session` returns
+    /// the worker's own browser session (the real Chromium on the worker's profile, behind
+    /// the fault proxy, with the harness's flags), whatever capabilities the client asks for:
+    /// what it asked for is ignored, and the worker's log names it. Every command the agent
+    /// sends is a step of `every_step` (the worker is crashed right after its N-th command,
+    /// before the agent sees the answer), timed and logged by name only; an element click is
+    /// answered once dispatched, so a site that holds the response never holds the agent
+    /// inside its click; the agent's quit ends nothing (the harness ends the browser with
+    /// the worker). On a profile its check refused, asking for the URL launches the browser.
+    ///
+    /// ```no_run
+    /// # use browser_fault::prelude::*;
+    /// # async fn agent(w: &mut Worker) -> Result<(), Box<dyn std::error::Error>> {
+    /// use thirtyfour::prelude::*;
+    /// // The one line that changes: the agent's own launch becomes a connect.
+    /// let driver = WebDriver::new(w.webdriver_url().await?, DesiredCapabilities::chrome()).await?;
+    /// driver.goto(&format!("{}/threads/42", w.origin())).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn webdriver_url(&mut self) -> Result<String, TaskError> {
+        self.ensure_browser().await?;
+        if self.endpoint.is_none() {
+            let started = endpoint::Endpoint::start(self.shared.clone())
+                .await
+                .map_err(|e| TaskError::Browser(BrowserError::Endpoint(e)))?;
+            self.endpoint = Some(started);
+        }
+        Ok(self
+            .endpoint
+            .as_ref()
+            .map(|e| e.url().to_owned())
+            .unwrap_or_default())
     }
 
     /// The account this worker must act as.

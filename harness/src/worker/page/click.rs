@@ -166,6 +166,32 @@ impl Page {
         })
     }
 
+    /// Clicks `element` (a W3C element reference an agent's own WebDriver client sent to the
+    /// worker's endpoint) as [`Page::click`] clicks a selector: dispatched from the page's
+    /// timer, and, when the worker is crashed right after it, answered only once what it
+    /// started was answered. Returns whether the page took the element.
+    pub(crate) async fn click_element(
+        &self,
+        element: serde_json::Value,
+    ) -> Result<bool, TaskError> {
+        let dispatched = self.dispatch_click(element).await?;
+        if !dispatched {
+            return Ok(false);
+        }
+        if self.shared.fault.next_step_is_armed() {
+            if self.settle(SETTLE_QUIET, SETTLE_BUSY_LIMIT, true).await? == Settled::Busy {
+                self.shared.log.line(&format!(
+                    "click: a navigation or request it started was not answered within {} s; crashing after it all the same",
+                    SETTLE_BUSY_LIMIT.as_secs()
+                ));
+            }
+        } else {
+            self.shared.click_pending.store(true, Ordering::Release);
+        }
+        self.shared.clicked.store(true, Ordering::Release);
+        Ok(true)
+    }
+
     /// Clicks `selector` ([`CLICK_JS`]): usually the element is there, looked up and clicked
     /// in one command; else once it appears.
     async fn click_once_there(&self, selector: &str) -> Result<(), TaskError> {
@@ -252,7 +278,7 @@ impl Page {
     /// leaving (an agent that looks for its message right after clicking send must not find
     /// the one an earlier worker sent on the old page). Bounded by
     /// [`SETTLE_NEXT_STEP_LIMIT`]; a failure here is left for the step itself to meet.
-    pub(super) async fn settle_after_click(&self) {
+    pub(crate) async fn settle_after_click(&self) {
         if !self.shared.click_pending.swap(false, Ordering::AcqRel) {
             return;
         }
