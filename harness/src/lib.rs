@@ -223,5 +223,11 @@ pub mod _internal {
         ) -> Result<crate::worker::Worker, crate::worker::TaskError> {
             crate::worker::Worker::start_standalone(spec, site).await
         }
+
+        /// The WebDriver server of the worker's current session (its chromedriver), which
+        /// the worker's endpoint forwards to: for measuring what the endpoint adds.
+        pub fn webdriver_server(w: &crate::worker::Worker) -> Option<String> {
+            w.webdriver_server()
+        }
     }
 }

@@ -182,7 +182,6 @@ struct Current {
     token: SessionToken,
     server_url: String,
     session_id: String,
-    capabilities: serde_json::Value,
 }
 
 #[derive(Debug)]
@@ -198,19 +197,14 @@ struct Proxy {
 
 impl Proxy {
     fn current(&self) -> Option<Current> {
-        let (token, (server_url, session_id, capabilities)) =
-            self.shared.registry.with_current(|b| {
-                (
-                    b.server_url(),
-                    b.webdriver_session_id(),
-                    b.session_capabilities(),
-                )
-            })?;
+        let (token, (server_url, session_id)) = self
+            .shared
+            .registry
+            .with_current(|b| (b.server_url(), b.webdriver_session_id()))?;
         Some(Current {
             token,
             server_url,
             session_id,
-            capabilities,
         })
     }
 
@@ -318,7 +312,9 @@ impl Proxy {
     /// side effects is past its verification (`TARGET_VERIFIED`, or `ACTION_SUBMITTED` by an
     /// agent that journals it at once), where the browser is killed under the live agent.
     async fn cross_browser_crash(&self, current: &Current) {
-        if self.crash_crossed.load(Ordering::Acquire) {
+        if self.crash_crossed.load(Ordering::Acquire)
+            || !self.shared.fault.watches(FaultPoint::BrowserCrash)
+        {
             return;
         }
         let verified = self
@@ -348,11 +344,16 @@ impl Proxy {
                 ignored.join(", ")
             ));
         }
+        let capabilities = self
+            .shared
+            .registry
+            .with_browser(current.token, crate::browser::Browser::session_capabilities)
+            .unwrap_or_default();
         json(
             StatusCode::OK,
             serde_json::json!({ "value": {
                 "sessionId": current.session_id,
-                "capabilities": current.capabilities,
+                "capabilities": capabilities,
             }}),
         )
     }

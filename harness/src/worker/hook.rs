@@ -238,6 +238,12 @@ impl FaultHook {
         self.armed == Some(boundary) && !*self.struck.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Whether crossing `boundary` matters to this worker: it is armed there, or recording
+    /// (a recording reports every crossing).
+    pub(crate) fn watches(&self, boundary: FaultPoint) -> bool {
+        self.recording || self.is_armed_for(boundary)
+    }
+
     pub(crate) fn screenshot_dir(&self) -> Option<&std::path::Path> {
         self.screenshot_dir.as_deref()
     }

@@ -331,6 +331,20 @@ impl Worker {
             .unwrap_or_default())
     }
 
+    /// The WebDriver server of the current session (the harness's chromedriver, or a remote
+    /// endpoint), which the worker's endpoint forwards to.
+    #[cfg_attr(
+        not(feature = "_internal"),
+        expect(dead_code, reason = "reached by the benches through _internal")
+    )]
+    pub(crate) fn webdriver_server(&self) -> Option<String> {
+        let token = self.token?;
+        self.shared
+            .registry
+            .with_browser(token, Browser::server_url)
+            .ok()
+    }
+
     /// The account this worker must act as.
     pub fn account(&self) -> &Account {
         &self.shared.spec.account
