@@ -162,8 +162,8 @@ pub mod prelude {
     pub use crate::plan::{Boundary, FaultPoint};
     pub use crate::site::{Identity, PageFacts, PageKind, RemoteEffect, Site, SiteError, SiteSpec};
     pub use crate::worker::{
-        Account, EffectStatus, FailureKind, Outcome, Page, SafeStop, Secret, Target, TaskError,
-        TaskResult, Worker,
+        Account, EffectStatus, FailureKind, Outcome, Page, SafeStop, Secret, Target, TargetCheck,
+        TaskError, TaskResult, Worker,
     };
 }
 

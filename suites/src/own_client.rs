@@ -87,6 +87,12 @@ pub async fn send_hello_journaling(w: &mut Worker, journaling: Journaling) -> Ta
     if object.as_deref() != Some(THREAD) {
         return Err(SafeStop::WrongObject.into());
     }
+    w.record_checks(&[
+        TargetCheck::NoInterstitial,
+        TargetCheck::Account,
+        TargetCheck::Tenant,
+        TargetCheck::Object,
+    ]);
     w.journal()
         .transition(&key, record.state, Checkpoint::TargetVerified)?;
     w.fault_point(Boundary::AfterTargetVerified).await;

@@ -345,6 +345,32 @@ fn own_steps_pass(settings: &TrialSettings) -> Result<(), Failed> {
     }
 }
 
+/// What `own_client`'s own verify step checked reaches the evidence (`Worker::record_checks`),
+/// with no warning.
+fn own_checks_in_evidence(settings: &TrialSettings) -> Result<(), Failed> {
+    let trial = trial::expand(scenario("own_client"))
+        .into_iter()
+        .find(|t| t.name() == "own_client::after_target_verified")
+        .ok_or("no own_client::after_target_verified")?;
+    let report = browser_fault_suites::run_blocking(&trial, settings)?;
+    let evidence = &report.evidence;
+    let checked: Vec<&str> = evidence
+        .workers
+        .iter()
+        .flat_map(|w| &w.verified)
+        .flat_map(|v| v.checked.iter().map(String::as_str))
+        .collect();
+    let shown = report.evidence_path.display();
+    if !report.passed() || !checked.contains(&"object") || !checked.contains(&"account") {
+        return Err(format!("its checks are not in the evidence: {checked:?} ({shown})").into());
+    }
+    if !evidence.warnings.is_empty() {
+        return Err(format!("warned: {:?} ({shown})", evidence.warnings).into());
+    }
+    eprintln!("own_client: verified {checked:?}");
+    Ok(())
+}
+
 /// A seed whose seeded trials of `late_journal` pick its failing step; its replay command,
 /// run 10 times, fails with `no_duplicate` each time.
 fn seeded_replay(settings: &TrialSettings) -> Result<(), Failed> {
@@ -415,7 +441,7 @@ fn main() {
     let mut settings = TrialSettings::from_env();
     settings.snapshot_dir = None;
     type Case = fn(&TrialSettings) -> Result<(), Failed>;
-    let cases: [(&str, Case); 11] = [
+    let cases: [(&str, Case); 12] = [
         ("careful::every_explored_trial_passes", reference_passes),
         ("late_journal::named_boundaries_pass", |s| {
             named_pass("late_journal", s)
@@ -453,6 +479,10 @@ fn main() {
         ("own_client::named_boundaries_pass", |s| {
             named_pass("own_client", s)
         }),
+        (
+            "own_client::its_own_checks_reach_the_evidence",
+            own_checks_in_evidence,
+        ),
         (
             "own_client::every_step_crashes_it_after_its_own_commands",
             own_steps_pass,

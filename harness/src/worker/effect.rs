@@ -162,21 +162,7 @@ impl<'w> SideEffect<'w> {
         if let Some(verify) = &verify {
             verify(worker.page()).await?;
         }
-        let checked = worker.shared.take_checks();
-        if checked.is_empty() {
-            // Flagged in the evidence: a verification that checked nothing is no verification.
-            worker.log(&format!(
-                "{name}: the verify step checked nothing (no `expect_target`); TARGET_VERIFIED is a claim only"
-            ));
-        }
-        worker
-            .shared
-            .fault
-            .report(crate::fault::WorkerEvent::Verified {
-                effect: name.clone(),
-                checked: checked.iter().map(|c| (*c).to_owned()).collect(),
-            })
-            .await;
+        // The transition reports what the verify step checked (flagged when nothing).
         journal.transition(&key, record.state, Checkpoint::TargetVerified)?;
         worker.log(&format!("{name}: TARGET_VERIFIED"));
         worker.strike(Boundary::AfterTargetVerified).await;

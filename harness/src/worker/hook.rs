@@ -170,7 +170,7 @@ impl FaultHook {
     }
 
     /// Reports an event from synchronous code, without waiting.
-    fn report_now(&self, event: WorkerEvent) {
+    pub(crate) fn report_now(&self, event: WorkerEvent) {
         match &self.channel {
             Channel::Socket(stream) => {
                 use std::io::Write;

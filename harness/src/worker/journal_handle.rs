@@ -40,6 +40,11 @@ impl JournalHandle<'_> {
     }
 
     /// A compare-and-set transition of a checkpoint.
+    ///
+    /// A transition to `TARGET_VERIFIED` also records what the agent checked since its last
+    /// one: the checks of [`Page::expect_target`](super::Page::expect_target), and those it
+    /// reported itself with [`Worker::record_checks`]. When that is nothing, the trial's
+    /// evidence warns: a verification that checked nothing is a claim only.
     pub fn transition(
         &self,
         key: &RequestKey,
@@ -55,9 +60,36 @@ impl JournalHandle<'_> {
         shared
             .journal
             .transition(key, from, to, shared.spec.incarnation)?;
+        if to == Checkpoint::TargetVerified {
+            self.report_verification(key);
+        }
         shared
             .fault
             .journal_step(&format!("journal_{}", to.as_str().to_ascii_lowercase()));
         Ok(())
+    }
+
+    /// Reports what was checked before `key`'s `TARGET_VERIFIED`.
+    fn report_verification(&self, key: &RequestKey) {
+        let shared = &self.worker.shared;
+        let effect = shared
+            .journal
+            .side_effects(&shared.spec.run_id)
+            .ok()
+            .and_then(|all| all.into_iter().find(|r| r.request_key == *key))
+            .map(|r| r.effect)
+            .unwrap_or_default();
+        let checked = shared.take_checks();
+        if checked.is_empty() {
+            shared.log.line(&format!(
+                "{effect}: the verify step checked nothing (no `expect_target`, no `record_checks`); TARGET_VERIFIED is a claim only"
+            ));
+        }
+        shared
+            .fault
+            .report_now(crate::fault::WorkerEvent::Verified {
+                effect,
+                checked: checked.iter().map(|c| (*c).to_owned()).collect(),
+            });
     }
 }

@@ -34,7 +34,7 @@ pub use crate::browser::BrowserError;
 pub use crate::lease::{LeaseError, LeaseErrorKind, LeaseRecord};
 pub use crate::outcome::{FailureKind, Outcome, SafeStop, TaskError, TaskResult, WorkerResult};
 pub use effect::{EffectStatus, SideEffect};
-pub use page::{Page, Target};
+pub use page::{Page, Target, TargetCheck};
 
 pub(crate) use fault_point::strike;
 use fault_point::{cookie_values, report_strike, take_screenshot};
@@ -343,6 +343,24 @@ impl Worker {
             .registry
             .with_browser(token, Browser::server_url)
             .ok()
+    }
+
+    /// Records checks that the agent's own verify step passed (an agent that verifies its
+    /// target with its own code instead of [`Page::expect_target`]). The next transition to
+    /// `TARGET_VERIFIED` reports them in the evidence's `verified`; one with none recorded is
+    /// flagged there as a verification that checked nothing.
+    ///
+    /// ```no_run
+    /// # use browser_fault::prelude::*;
+    /// # fn verified(w: &Worker, key: &RequestKey) -> Result<(), TaskError> {
+    /// // The agent compared the page's account, tenant and object itself.
+    /// w.record_checks(&[TargetCheck::Account, TargetCheck::Tenant, TargetCheck::Object]);
+    /// w.journal().transition(key, Checkpoint::IntentRecorded, Checkpoint::TargetVerified)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn record_checks(&self, checks: &[TargetCheck]) {
+        let names: Vec<&'static str> = checks.iter().map(|c| c.name()).collect();
+        self.shared.record_checks(&names);
     }
 
     /// The account this worker must act as.

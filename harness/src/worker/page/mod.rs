@@ -24,7 +24,7 @@ use super::Shared;
 use crate::browser::{BrowserError, SessionToken};
 use crate::worker::TaskError;
 
-pub use target::Target;
+pub use target::{Target, TargetCheck};
 
 /// The page of a worker's current browser session. Cheap to clone.
 #[derive(Clone, Debug)]

@@ -145,6 +145,44 @@ impl Page {
     }
 }
 
+/// One check of a verify step, as the evidence's `verified` names it: what an agent that
+/// verifies its target with its own code reports with [`Worker::record_checks`](crate::worker::Worker::record_checks)
+/// (what [`Page::expect_target`](super::Page::expect_target) records by itself).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TargetCheck {
+    /// The page is on the site's origin.
+    Origin,
+    /// The page is the target route.
+    Route,
+    /// The page is served as the expected account.
+    Account,
+    /// The page is served in the expected tenant.
+    Tenant,
+    /// The page shows the target object.
+    Object,
+    /// The site's API, asked from the page, names the expected account and tenant.
+    ApiIdentity,
+    /// No login or consent interstitial stands before the target.
+    NoInterstitial,
+}
+
+impl TargetCheck {
+    /// Its name in the evidence: `origin`, `route`, `account`, `tenant`, `object`,
+    /// `api_identity`, `no_interstitial`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetCheck::Origin => "origin",
+            TargetCheck::Route => "route",
+            TargetCheck::Account => "account",
+            TargetCheck::Tenant => "tenant",
+            TargetCheck::Object => "object",
+            TargetCheck::ApiIdentity => "api_identity",
+            TargetCheck::NoInterstitial => "no_interstitial",
+        }
+    }
+}
+
 /// Whether `path` is `route` or lies under it, by whole path segments: `/threads/4` is
 /// not a prefix of `/threads/42`.
 fn route_matches(path: &str, route: &str) -> bool {
