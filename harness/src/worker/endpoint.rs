@@ -19,11 +19,12 @@
 //! - `GET /status` answers ready while the worker has a browser.
 //! - Every other command is forwarded to the browser's WebDriver server as it is.
 //!
-//! Every command of a session is a step: numbered, timed, logged by its name (the method and
-//! the path with every id replaced, `POST /session/{id}/element/{id}/click`; as a step label
-//! `webdriver_post_element_click`), never with its values (no field text, no cookie value, no URL), and counted by the fault hook, so an
-//! `every_step` trial crashes the agent right after its own N-th command, before the agent
-//! sees the answer.
+//! Every command of a session is a step: numbered, timed (the worker's browser time, and a
+//! line in its trace under `BROWSER_FAULT_TRACE=1`), named by its method and path with every
+//! id replaced (`POST /session/{id}/element/{id}/click`; as a step label
+//! `webdriver_post_element_click`), never with its values (no field text, no cookie value,
+//! no URL), and counted by the fault hook, so an `every_step` trial crashes the agent right
+//! after its own N-th command, before the agent sees the answer.
 //!
 //! A command that repeats the one before it, a read (a `GET` or a find), is a poll and
 //! counts as the step it repeats: an agent's wait asks as often as its timing makes it, and
@@ -250,7 +251,6 @@ impl Proxy {
                 Ok(json(StatusCode::OK, serde_json::json!({ "value": null })))
             }
             (_, ["session", _, ..]) => {
-                let name = command_name(&method, &segments);
                 let poll = self.is_poll(&method, &segments, &path, &body);
                 self.cross_browser_crash(&current).await;
                 // As a page step after a click: never read the page the click is leaving.
@@ -270,6 +270,7 @@ impl Proxy {
                 let took = started.elapsed();
                 self.shared.fault.add_browser_time(took);
                 super::trace(&self.shared.log, || {
+                    let name = command_name(&method, &segments);
                     format!("webdriver {name} {} ms", took.as_millis())
                 });
                 if !poll {

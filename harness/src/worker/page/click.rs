@@ -179,12 +179,7 @@ impl Page {
             return Ok(false);
         }
         if self.shared.fault.next_step_is_armed() {
-            if self.settle(SETTLE_QUIET, SETTLE_BUSY_LIMIT, true).await? == Settled::Busy {
-                self.shared.log.line(&format!(
-                    "click: a navigation or request it started was not answered within {} s; crashing after it all the same",
-                    SETTLE_BUSY_LIMIT.as_secs()
-                ));
-            }
+            self.settle_before_crash().await?;
         } else {
             self.shared.click_pending.store(true, Ordering::Release);
         }
@@ -242,6 +237,12 @@ impl Page {
     /// under any load: no timing window decides whether a navigation that began late is seen.
     async fn click_and_settle(&self, selector: &str) -> Result<(), TaskError> {
         self.click_once_there(selector).await?;
+        self.settle_before_crash().await
+    }
+
+    /// After a click the worker is crashed right after: waits until what it started was
+    /// answered, or the page stayed quiet for [`SETTLE_QUIET`], up to [`SETTLE_BUSY_LIMIT`].
+    async fn settle_before_crash(&self) -> Result<(), TaskError> {
         if self.settle(SETTLE_QUIET, SETTLE_BUSY_LIMIT, true).await? == Settled::Busy {
             self.shared.log.line(&format!(
                 "click: a navigation or request it started was not answered within {} s; crashing after it all the same",
