@@ -276,3 +276,101 @@ fn keeps_browser_session_records_and_their_checkpoints() {
         JournalErrorKind::UnknownRun { .. }
     ));
 }
+
+#[test]
+fn keeps_an_agents_own_key_and_refuses_another_for_the_same_effect() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, derived) = journal_with_effect(dir.path());
+    let own = RequestKey::own("order-17:a").unwrap();
+    let rec = journal
+        .record_intent_with_key("r", "pay", &args_hash("x"), &own, 1)
+        .unwrap();
+    assert_eq!(rec.request_key, own);
+    // A recovery gets the same row back; a new key for the same effect is refused.
+    let again = journal
+        .record_intent_with_key("r", "pay", &args_hash("x"), &own, 2)
+        .unwrap();
+    assert_eq!((again.request_key, again.incarnation), (own.clone(), 1));
+    let minted = RequestKey::own("order-17:b").unwrap();
+    let changed = journal
+        .record_intent_with_key("r", "pay", &args_hash("x"), &minted, 2)
+        .unwrap_err();
+    assert!(
+        matches!(changed.kind(), JournalErrorKind::KeyChanged { recorded, .. } if *recorded == own)
+    );
+    // Another effect cannot take a key that is already the journal's.
+    let taken = journal
+        .record_intent_with_key("r", "refund", &args_hash("x"), &derived, 1)
+        .unwrap_err();
+    assert!(matches!(taken.kind(), JournalErrorKind::KeyTaken { .. }));
+    assert!(journal.side_effect("r", "refund").unwrap().is_none());
+    journal
+        .transition(
+            &own,
+            Checkpoint::IntentRecorded,
+            Checkpoint::TargetVerified,
+            1,
+        )
+        .unwrap();
+    assert_eq!(
+        journal.side_effect("r", "pay").unwrap().unwrap().state,
+        Checkpoint::TargetVerified
+    );
+}
+
+#[test]
+fn journals_a_resend_under_the_same_key_as_the_resending_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let (journal, key) = journal_with_effect(dir.path());
+    journal
+        .transition(
+            &key,
+            Checkpoint::IntentRecorded,
+            Checkpoint::TargetVerified,
+            1,
+        )
+        .unwrap();
+    journal
+        .transition(
+            &key,
+            Checkpoint::TargetVerified,
+            Checkpoint::ActionSubmitted,
+            1,
+        )
+        .unwrap();
+    // Worker 2 read the site, found the effect absent, and sends again under the same key.
+    journal
+        .transition(
+            &key,
+            Checkpoint::ActionSubmitted,
+            Checkpoint::ActionSubmitted,
+            2,
+        )
+        .unwrap();
+    journal
+        .transition(
+            &key,
+            Checkpoint::ActionSubmitted,
+            Checkpoint::RemoteConfirmed,
+            2,
+        )
+        .unwrap();
+    let submitters: Vec<u32> = journal
+        .history("r")
+        .unwrap()
+        .iter()
+        .filter(|t| t.to == Checkpoint::ActionSubmitted)
+        .map(|t| t.incarnation)
+        .collect();
+    assert_eq!(submitters, [1, 2]);
+    // A confirmed effect is never resent.
+    assert!(matches!(
+        journal.transition(
+            &key,
+            Checkpoint::RemoteConfirmed,
+            Checkpoint::ActionSubmitted,
+            3
+        ),
+        Err(TransitionError::Illegal { .. })
+    ));
+}

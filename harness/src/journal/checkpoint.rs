@@ -10,10 +10,13 @@ use super::JournalError;
 /// The durable state of one side effect.
 ///
 /// The graph (DESIGN.md): `IntentRecorded → TargetVerified → ActionSubmitted →
-/// RemoteConfirmed`; any non-terminal state → `Unknown`; and `TargetVerified →
+/// RemoteConfirmed`; any non-terminal state → `Unknown`; `TargetVerified →
 /// TargetVerified`, because a recovery worker verifies again (a stale verification is never
-/// trusted) and journals the re-verification as a self-transition. `RemoteConfirmed` and
-/// `Unknown` are terminal. Every other pair is illegal.
+/// trusted) and journals the re-verification as a self-transition; and `ActionSubmitted →
+/// ActionSubmitted`, the *resend*: a recovery worker that read the site, found the effect
+/// absent, and sends it again under the same request key journals that it did, so the
+/// history names the worker that made the send the site may have accepted.
+/// `RemoteConfirmed` and `Unknown` are terminal. Every other pair is illegal.
 ///
 /// ```
 /// use browser_fault::journal::Checkpoint;
@@ -74,6 +77,7 @@ impl Checkpoint {
             (IntentRecorded, TargetVerified)
             | (TargetVerified, TargetVerified)
             | (TargetVerified, ActionSubmitted)
+            | (ActionSubmitted, ActionSubmitted)
             | (ActionSubmitted, RemoteConfirmed) => true,
             (from, Unknown) => !from.is_terminal(),
             _ => false,
@@ -112,6 +116,36 @@ impl RequestKey {
         RequestKey(format!("bf-{}", &hex[..24]))
     }
 
+    /// An agent's own request key, declared to the journal with
+    /// [`Journal::record_intent_with_key`](super::Journal::record_intent_with_key) (an agent
+    /// that already sends its own idempotency key keeps it).
+    ///
+    /// 1 to 128 characters of ASCII letters, digits and `-_.:~`: a key travels in form fields,
+    /// URLs and evidence, and must read the same in each.
+    ///
+    /// ```
+    /// use browser_fault::journal::RequestKey;
+    /// assert_eq!(RequestKey::own("order-7f3a:1")?.as_str(), "order-7f3a:1");
+    /// assert!(RequestKey::own("").is_err());
+    /// assert!(RequestKey::own("has space").is_err());
+    /// # Ok::<(), browser_fault::journal::InvalidRequestKey>(())
+    /// ```
+    pub fn own(key: impl Into<String>) -> Result<RequestKey, InvalidRequestKey> {
+        let key = key.into();
+        let allowed = |c: char| c.is_ascii_alphanumeric() || "-_.:~".contains(c);
+        if key.is_empty() || key.len() > MAX_OWN_KEY_LEN {
+            return Err(InvalidRequestKey {
+                reason: format!("{} characters, not 1 to {MAX_OWN_KEY_LEN}", key.len()),
+            });
+        }
+        if let Some(bad) = key.chars().find(|c| !allowed(*c)) {
+            return Err(InvalidRequestKey {
+                reason: format!("{bad:?} is not an ASCII letter, digit or one of -_.:~"),
+            });
+        }
+        Ok(RequestKey(key))
+    }
+
     /// The key as text (what the site's ledger stores).
     pub fn as_str(&self) -> &str {
         &self.0
@@ -133,6 +167,17 @@ impl AsRef<str> for RequestKey {
     fn as_ref(&self) -> &str {
         &self.0
     }
+}
+
+/// The longest own request key ([`RequestKey::own`]).
+const MAX_OWN_KEY_LEN: usize = 128;
+
+/// An own request key that [`RequestKey::own`] refused. Its message never repeats the key
+/// (an agent's key may be derived from something it should not log).
+#[derive(Debug, thiserror::Error)]
+#[error("invalid request key: {reason}")]
+pub struct InvalidRequestKey {
+    reason: String,
 }
 
 /// The sha256 hex digest of a side effect's normalized arguments.
@@ -195,6 +240,7 @@ mod tests {
             (TargetVerified, TargetVerified),
             (TargetVerified, ActionSubmitted),
             (TargetVerified, Unknown),
+            (ActionSubmitted, ActionSubmitted),
             (ActionSubmitted, RemoteConfirmed),
             (ActionSubmitted, Unknown),
         ];

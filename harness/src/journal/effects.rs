@@ -61,6 +61,24 @@ impl Journal {
         incarnation: u32,
     ) -> Result<SideEffectRecord, JournalError> {
         let key = RequestKey::derive(run_id, effect);
+        self.record_intent_with_key(run_id, effect, args_hash, &key, incarnation)
+    }
+
+    /// [`Journal::record_intent`] under the agent's own request key ([`RequestKey::own`]),
+    /// for an agent that sends its own idempotency key to the site: the ledger's effect and
+    /// the journal's side effect then carry the same key, and the oracle matches them.
+    ///
+    /// Idempotent like `record_intent`. The same (run, effect) under another key is refused
+    /// with [`JournalErrorKind::KeyChanged`] (a recovery that lost its key must not mint a
+    /// new one); a key another side effect holds, with [`JournalErrorKind::KeyTaken`].
+    pub fn record_intent_with_key(
+        &self,
+        run_id: &str,
+        effect: &str,
+        args_hash: &str,
+        key: &RequestKey,
+        incarnation: u32,
+    ) -> Result<SideEffectRecord, JournalError> {
         self.with_conn(|conn| {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -75,7 +93,28 @@ impl Journal {
                         given: args_hash.to_owned(),
                     }));
                 }
+                if existing.request_key != *key {
+                    return Err(self.error(JournalErrorKind::KeyChanged {
+                        run_id: run_id.to_owned(),
+                        effect: effect.to_owned(),
+                        recorded: existing.request_key,
+                    }));
+                }
                 return Ok(existing);
+            }
+            let key_taken = tx
+                .query_row(
+                    "SELECT 1 FROM side_effects WHERE request_key = ?1",
+                    [key.as_str()],
+                    |_| Ok(()),
+                )
+                .optional()
+                .map_err(|e| self.sql(e))?;
+            if key_taken.is_some() {
+                return Err(self.error(JournalErrorKind::KeyTaken {
+                    run_id: run_id.to_owned(),
+                    effect: effect.to_owned(),
+                }));
             }
             let run_known = tx
                 .query_row("SELECT 1 FROM runs WHERE run_id = ?1", [run_id], |_| Ok(()))
@@ -93,7 +132,7 @@ impl Journal {
                 params![run_id, effect, key.as_str(), args_hash, state.as_str(), incarnation],
             )
             .map_err(|e| self.sql(e))?;
-            append_history(&tx, run_id, &key, effect, None, state, incarnation)
+            append_history(&tx, run_id, key, effect, None, state, incarnation)
                 .map_err(|e| self.sql(e))?;
             tx.commit().map_err(|e| self.sql(e))?;
             Ok(SideEffectRecord {

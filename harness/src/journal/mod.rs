@@ -31,7 +31,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags};
 
-pub use checkpoint::{Checkpoint, RequestKey, TransitionError, args_hash};
+pub use checkpoint::{Checkpoint, InvalidRequestKey, RequestKey, TransitionError, args_hash};
 pub use effects::{CheckpointTransition, SideEffectRecord};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use sessions::{BrowserSessionRecord, NewRun, RemoteSession, RunRecord};
@@ -328,6 +328,26 @@ pub enum JournalErrorKind {
         recorded: String,
         /// The args hash given now.
         given: String,
+    },
+    /// `record_intent_with_key` for an effect already recorded under another key.
+    #[error(
+        "record intent {effect} of run {run_id}: it is recorded under another request key ({recorded})"
+    )]
+    KeyChanged {
+        /// The run id.
+        run_id: String,
+        /// The effect name.
+        effect: String,
+        /// The key the journal holds for it.
+        recorded: RequestKey,
+    },
+    /// `record_intent_with_key` with a key another side effect already has.
+    #[error("record intent {effect} of run {run_id}: its request key is another side effect's")]
+    KeyTaken {
+        /// The run id.
+        run_id: String,
+        /// The effect name.
+        effect: String,
     },
     /// A stored value that this build cannot decode.
     #[error("decode journal row: {detail}")]

@@ -7,7 +7,8 @@
 //! - `Completed` ("nothing left open") needs no `UNKNOWN` and no `ACTION_SUBMITTED`.
 //! - A safe stop (or a noticed browser crash) needs no new effect in the ledger that this
 //!   worker is answerable for: one that appeared while it lived, unless the journal shows
-//!   another worker submitting that key.
+//!   only other workers submitting that key (a resend, `ACTION_SUBMITTED → ACTION_SUBMITTED`,
+//!   makes the resending worker a submitter).
 
 use std::collections::BTreeMap;
 
@@ -66,7 +67,7 @@ fn falsehood(f: &Facts, w: &JudgedWorker, result: WorkerResult) -> Option<String
             let answerable = answerable_effects(f, w);
             (answerable > 0).then(|| {
                 format!(
-                    "{answerable} effect(s) reached the ledger while it lived that no other worker submitted"
+                    "{answerable} effect(s) reached the ledger while it lived, under a key it submitted itself or that no worker journaled submitting"
                 )
             })
         }

@@ -17,15 +17,45 @@ impl JournalHandle<'_> {
         effect: &str,
         normalized_args: &str,
     ) -> Result<SideEffectRecord, TaskError> {
+        let key = RequestKey::derive(&self.worker.shared.spec.run_id, effect);
+        self.intent(effect, normalized_args, &key)
+    }
+
+    /// [`record_intent`](Self::record_intent) under the agent's own request key, for an
+    /// agent that already sends its own idempotency key to the site and keeps it: the
+    /// journal's side effect then carries the key the ledger sees, and the verdicts match the
+    /// two. The key must satisfy [`RequestKey::own`]; a recovery passes the same key (the one
+    /// its own state kept) and gets the same row; a different key for the same effect is
+    /// refused, never silently re-keyed.
+    pub fn record_intent_with_key(
+        &self,
+        effect: &str,
+        normalized_args: &str,
+        own_key: &str,
+    ) -> Result<SideEffectRecord, TaskError> {
+        let key = RequestKey::own(own_key).map_err(TaskError::scenario)?;
+        self.intent(effect, normalized_args, &key)
+    }
+
+    fn intent(
+        &self,
+        effect: &str,
+        normalized_args: &str,
+        key: &RequestKey,
+    ) -> Result<SideEffectRecord, TaskError> {
         let shared = &self.worker.shared;
         if shared.fault.halted() {
             return Err(crate::journal::JournalError::halted().into());
         }
         let spec = &shared.spec;
         let hash = crate::journal::args_hash(normalized_args);
-        let record = shared
-            .journal
-            .record_intent(&spec.run_id, effect, &hash, spec.incarnation)?;
+        let record = shared.journal.record_intent_with_key(
+            &spec.run_id,
+            effect,
+            &hash,
+            key,
+            spec.incarnation,
+        )?;
         shared.fault.journal_step("journal_intent_recorded");
         Ok(record)
     }
@@ -40,6 +70,13 @@ impl JournalHandle<'_> {
     }
 
     /// A compare-and-set transition of a checkpoint.
+    ///
+    /// `ACTION_SUBMITTED → ACTION_SUBMITTED` is the *resend*: a recovery worker that found
+    /// `ACTION_SUBMITTED`, read the site, saw the effect absent and sends it again under the
+    /// same key journals this before it sends, so the history (and `claims_match_facts`)
+    /// attributes the send to the worker that made it. Resend only under the same key, to a
+    /// site that deduplicates by it; a new key for an effect that may have landed is the
+    /// duplicate the oracle exists to catch.
     ///
     /// A transition to `TARGET_VERIFIED` also records what the agent checked since its last
     /// one: the checks of [`Page::expect_target`](super::Page::expect_target), and those it
