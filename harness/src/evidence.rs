@@ -66,6 +66,10 @@ pub struct WorkerEvidence {
     /// For a step crash: the step it had just completed when it was crashed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub struck_step: Option<Step>,
+    /// What the agent left running in the worker's process group after the worker ended
+    /// (its own chromedriver, a helper it spawned), by command name; the harness killed them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stray_processes: Vec<String>,
 }
 
 /// What one verify step checked before its side effect was journaled `TARGET_VERIFIED`.

@@ -223,6 +223,23 @@ async fn own_login(w: &mut Worker, mark: bool) -> TaskResult {
     send_hello(w).await
 }
 
+/// Bug zoo: starts a helper process of its own, as an agent starts its own chromedriver, and
+/// never ends it. Caught by `no_leak` (the worker's process group outlived the worker), and
+/// by nothing else.
+pub async fn stray_helper(w: &mut Worker) -> TaskResult {
+    use std::process::{Command, Stdio};
+    // The bug: spawned, never killed, never waited for.
+    #[allow(clippy::zombie_processes)]
+    Command::new("sleep")
+        .arg("3600")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(TaskError::scenario)?;
+    send_hello(w).await
+}
+
 /// Bug zoo: always stops "safely" before it acts. Every trial passes vacuously; the runner
 /// reports the scenario as never having acted.
 pub async fn never_acts(w: &mut Worker) -> TaskResult {

@@ -41,6 +41,11 @@ async fn own_login_unmarked(w: &mut Worker) -> TaskResult {
 }
 
 #[browser_fault(at = "after_profile_created", effects = "42")]
+async fn stray_helper(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::stray_helper(w).await
+}
+
+#[browser_fault(at = "after_profile_created", effects = "42")]
 async fn never_acts(w: &mut Worker) -> TaskResult {
     browser_fault_suites::never_acts(w).await
 }
@@ -206,6 +211,17 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
                 [leak] if leak.abandoned && !leak.profile.is_empty() => Ok(()),
                 other => Err(format!("the leak is not named: {other:?}")),
             }
+        },
+    ),
+    (
+        "stray_helper::after_profile_created",
+        &[Invariant::NoLeak],
+        |e, _| {
+            explains(
+                e,
+                Invariant::NoLeak,
+                "worker 2 left 1 process(es) of its process group running after it ended (sleep)",
+            )
         },
     ),
     (

@@ -231,6 +231,7 @@ fn start_chromedriver(
         own_process_group,
         |cmd| {
             cmd.env("TMPDIR", tmp_dir)
+                .env(process::HARNESS_PROCESS_ENV, "1")
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null());

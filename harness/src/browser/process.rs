@@ -61,6 +61,85 @@ fn live_pids() -> impl Iterator<Item = u32> {
         .filter(|pid| !is_zombie(*pid))
 }
 
+/// Set in the environment of the harness's own chromedriver, and so of the Chromium it
+/// starts: what tells the harness's processes in a worker's process group from the agent's
+/// (an agent's own chromedriver, a helper it spawned), whose environment is the worker's.
+pub(crate) const HARNESS_PROCESS_ENV: &str = "BROWSER_FAULT_HARNESS_PROCESS";
+
+/// The live processes of process group `pgid` that the harness did not start, left running
+/// after the group's leader (a worker) exited on its own: what the agent left behind.
+///
+/// The harness's are those with [`HARNESS_PROCESS_ENV`] in their environment, and Chromium's
+/// helpers (which start with a cleaned environment) by a profile under `profile_root` on their
+/// command line; a browser on a trial profile is counted as a leak by the profile scan
+/// instead. Each other member is given `grace` to finish dying (one the agent killed a moment
+/// before it exited, or a helper whose command line already reads as empty); those still
+/// alive then are SIGKILLed, waited for, and returned by name (`/proc/<pid>/comm`, never a
+/// command line: that may carry a secret).
+pub(crate) async fn strays_of_group(
+    pgid: u32,
+    profile_root: &Path,
+    grace: std::time::Duration,
+) -> Vec<String> {
+    let on_a_profile = format!("--user-data-dir={}/", profile_root.display());
+    let candidates: Vec<(u32, String)> = group_members(pgid)
+        .into_iter()
+        .filter(|pid| !harness_started(*pid) && !names_prefix(*pid, on_a_profile.as_bytes()))
+        .map(|pid| (pid, comm(pid)))
+        .collect();
+    let mut strays = Vec::new();
+    for (pid, name) in candidates {
+        if !wait_dead(pid, grace).await && in_group(pid, pgid) {
+            kill_pid(pid);
+            wait_dead(pid, grace).await;
+            strays.push(name);
+        }
+    }
+    strays.sort();
+    strays
+}
+
+/// The live pids whose process group is `pgid`.
+fn group_members(pgid: u32) -> Vec<u32> {
+    live_pids().filter(|pid| in_group(*pid, pgid)).collect()
+}
+
+/// Whether `pid`'s process group is `pgid` (`/proc/<pid>/stat`'s fifth field; the second,
+/// the command name, may hold spaces and parentheses, so the fields after the last `)`).
+fn in_group(pid: u32, pgid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(2))
+            .and_then(|g| g.parse::<u32>().ok())
+            == Some(pgid)
+    })
+}
+
+/// Whether a word of `pid`'s command line starts with `prefix`.
+fn names_prefix(pid: u32, prefix: &[u8]) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+        cmdline
+            .split(|b| *b == 0 || *b == b' ')
+            .any(|word| word.starts_with(prefix))
+    })
+}
+
+/// Whether `pid`'s environment carries [`HARNESS_PROCESS_ENV`].
+fn harness_started(pid: u32) -> bool {
+    let needle = format!("{HARNESS_PROCESS_ENV}=1");
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == needle.as_bytes()))
+}
+
+/// A process's command name, or `?` once it is gone.
+fn comm(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|c| c.trim_end().to_owned())
+        .ok()
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| "?".to_owned())
+}
+
 /// SIGKILLs every live process using `profile_dir`; returns how many were signalled.
 pub fn kill_profile_processes(profile_dir: &Path) -> usize {
     let pids = processes_using_profile(profile_dir);
@@ -155,6 +234,61 @@ mod tests {
         assert_eq!(kill_profile_processes(dir.path()), 1);
         child.wait().unwrap();
         assert!(processes_using_profile(dir.path()).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod group_tests {
+    use std::os::unix::process::CommandExt;
+    use std::process::Command;
+    use std::time::Duration;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn names_what_the_agent_left_in_its_group_and_leaves_the_harnesss_own_alone() {
+        let mut leader = Command::new("sleep")
+            .arg("300")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = leader.id();
+        let mut agents = Command::new("sleep")
+            .arg("301")
+            .process_group(pgid as i32)
+            .spawn()
+            .unwrap();
+        let mut harness = Command::new("sleep")
+            .arg("302")
+            .env(HARNESS_PROCESS_ENV, "1")
+            .process_group(pgid as i32)
+            .spawn()
+            .unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let helper_arg = format!("--user-data-dir={}/p-1", root.path().display());
+        // A shell blocked on its stdin (a builtin: nothing is exec'd), carrying the argument.
+        let mut helper = Command::new("sh")
+            .args(["-c", "read line", &helper_arg])
+            .stdin(std::process::Stdio::piped())
+            .process_group(pgid as i32)
+            .spawn()
+            .unwrap();
+        leader.kill().unwrap();
+        leader.wait().unwrap();
+        let strays = strays_of_group(pgid, root.path(), Duration::from_millis(100)).await;
+        assert_eq!(strays, ["sleep"]);
+        helper.kill().unwrap();
+        helper.wait().unwrap();
+        // The agent's was killed; the harness's is the harness's to end.
+        agents.wait().unwrap();
+        assert!(harness.try_wait().unwrap().is_none());
+        harness.kill().unwrap();
+        harness.wait().unwrap();
+        assert!(
+            strays_of_group(pgid, root.path(), Duration::from_millis(100))
+                .await
+                .is_empty()
+        );
     }
 }
 

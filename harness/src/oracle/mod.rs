@@ -169,6 +169,9 @@ pub struct Facts {
     pub held_locks: usize,
     /// Browser or driver processes of the trial alive after the workers ended.
     pub leaked_processes: usize,
+    /// Processes the agent left running in a worker's process group after that worker ended
+    /// (its own chromedriver, a helper), by incarnation and command name.
+    pub stray_processes: Vec<(u32, Vec<String>)>,
     /// The incarnations whose remote WebDriver sessions (on a grid) were still open after
     /// the workers ended: a killed worker's browser lives on there until someone ends it.
     pub open_remote_sessions: Vec<u32>,
@@ -321,6 +324,7 @@ fn no_leak(f: &Facts) -> Verdict {
     let held = f.leaked_profiles.is_empty()
         && f.held_locks == 0
         && f.leaked_processes == 0
+        && f.stray_processes.is_empty()
         && f.open_remote_sessions.is_empty()
         && f.unproven_cleanups == 0;
     let mut parts = Vec::new();
@@ -341,6 +345,13 @@ fn no_leak(f: &Facts) -> Verdict {
         parts.push(format!(
             "{} browser process(es) still alive",
             f.leaked_processes
+        ));
+    }
+    for (incarnation, names) in &f.stray_processes {
+        parts.push(format!(
+            "worker {incarnation} left {} process(es) of its process group running after it ended ({})",
+            names.len(),
+            names.join(", ")
         ));
     }
     if !f.open_remote_sessions.is_empty() {
@@ -674,6 +685,32 @@ mod tests {
         // It landed before the worker lived.
         f.judged_workers[0].ledger_seq_before = 1;
         assert_eq!(broken(&f), []);
+    }
+
+    #[test]
+    fn a_resend_under_the_same_key_makes_the_resending_worker_answerable() {
+        let stop = WorkerResult::Err(FailureKind::SafeStop(SafeStop::WrongAccount));
+        let mut f = facts(
+            Checkpoint::ActionSubmitted,
+            vec![entry(1, &key(), "acct-test-42")],
+        );
+        let mut resender = worker(2, stop);
+        resender.ledger_seq_after = 1;
+        f.judged_workers = vec![resender];
+        // Worker 1's send alone: the effect is worker 1's, the stop of worker 2 stands.
+        f.history = vec![submitted_by(1)];
+        assert!(!broken(&f).contains(&Invariant::ClaimsMatchFacts));
+        // Worker 2 journaled its resend: the effect that landed while it lived is its own.
+        let mut resend = submitted_by(2);
+        resend.from = Some(Checkpoint::ActionSubmitted);
+        f.history.push(resend);
+        assert!(broken(&f).contains(&Invariant::ClaimsMatchFacts));
+        assert!(
+            explanation(&f, Invariant::ClaimsMatchFacts)
+                .contains("worker 2 claimed safe_stop(wrong_account), but 1 effect(s)"),
+            "{}",
+            explanation(&f, Invariant::ClaimsMatchFacts)
+        );
     }
 
     #[test]

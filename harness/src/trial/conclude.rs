@@ -353,6 +353,11 @@ fn judgement(
                 .map(move |t| format!("worker {}: {t}", w.evidence.incarnation))
         })
         .collect();
+    let stray_processes: Vec<(u32, Vec<String>)> = workers
+        .iter()
+        .filter(|w| !w.evidence.stray_processes.is_empty())
+        .map(|w| (w.evidence.incarnation, w.evidence.stray_processes.clone()))
+        .collect();
     let untrusted_profiles: Vec<(u32, Vec<String>)> = workers
         .iter()
         .filter(|w| !w.evidence.untrusted_profile.is_empty())
@@ -379,6 +384,7 @@ fn judgement(
         tampering,
         held_locks: found.held_locks,
         leaked_processes: found.leaked_processes,
+        stray_processes,
         open_remote_sessions: found.open_remote_sessions,
         unproven_cleanups: cleaned.unproven_cleanups,
         secrets_in_evidence,

@@ -130,6 +130,7 @@ pub(super) async fn spawn(world: &World<'_>, spec: WorkerSpec) -> Result<Tracked
             untrusted_profile: Vec::new(),
             tampered: Vec::new(),
             struck_step: None,
+            stray_processes: Vec::new(),
         },
     })
 }

@@ -111,6 +111,7 @@ pub(super) async fn crash(w: &mut Tracked) {
 pub(super) async fn settle(w: &mut Tracked, site: &RunningSite) {
     w.evidence.total_ms = ms(w.spawned.elapsed());
     w.evidence.log_tail = w.handle.log_tail();
+    w.evidence.stray_processes = w.handle.take_strays();
     w.ledger_seq_after = site.ledger_seq().await;
 }
 

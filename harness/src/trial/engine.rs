@@ -132,6 +132,7 @@ impl<'a> Engine<'a> {
             profile_root: store.root().to_owned(),
             profile_path: profile.path().to_owned(),
             tmp_dir: root.join("tmp-w1"),
+            scratch_dir: Some(root.join("scratch")),
             evidence_dir: Some(settings.evidence_dir(&name)),
             origin: site.origin(),
             account: account.clone(),

@@ -28,6 +28,9 @@ pub(crate) struct WorkerHandle {
     profile: PathBuf,
     /// The worker's process group, known to an interrupt until the worker is reaped.
     group: Option<super::interrupt::LiveGroup>,
+    /// What the agent left running in the worker's process group after the worker exited on
+    /// its own (by command name; killed since).
+    strays: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -109,9 +112,19 @@ impl WorkerHandle {
         };
         if !exited {
             self.crash().await;
+        } else if let Control::Process { pgid, .. } = &self.control {
+            // A worker's process group outlives it only by what the agent left in it: its
+            // own chromedriver, a helper it spawned. (A crash killed the whole group.)
+            let profile_root = self.profile.parent().unwrap_or(&self.profile);
+            self.strays = process::strays_of_group(*pgid, profile_root, STRAY_GRACE).await;
         }
         self.group = None;
         exited
+    }
+
+    /// What the agent left running in the worker's process group ([`Self::wait_exit`]).
+    pub(crate) fn take_strays(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.strays)
     }
 
     /// The last 8 KiB of the worker's log.
@@ -119,6 +132,10 @@ impl WorkerHandle {
         self.log.lock().unwrap_or_else(|p| p.into_inner()).text()
     }
 }
+
+/// How long a process left in an exited worker's group may take to finish dying before it
+/// counts as left running.
+const STRAY_GRACE: Duration = Duration::from_secs(5);
 
 /// Starts one worker for `scenario` in `mode`.
 pub(crate) async fn spawn_worker(
@@ -157,6 +174,7 @@ pub(crate) async fn spawn_worker(
                 log,
                 profile,
                 group: None,
+                strays: Vec::new(),
             })
         }
         _ => {
@@ -170,8 +188,12 @@ pub(crate) async fn spawn_worker(
                 scenario: scenario.name.to_owned(),
                 socket: socket.clone(),
             };
+            // The agent's own temporary files (its own chromedriver's, a tempfile of its own)
+            // stay inside the trial, and go with it.
+            std::fs::create_dir_all(&launch.spec.tmp_dir)?;
             let exe = std::env::current_exe()?;
             let mut cmd = tokio::process::Command::new(exe);
+            cmd.env("TMPDIR", &launch.spec.tmp_dir);
             cmd.args(worker_args)
                 .env(
                     WORKER_ENV,
@@ -229,6 +251,7 @@ pub(crate) async fn spawn_worker(
                     log,
                     profile,
                     group: None,
+                    strays: Vec::new(),
                 });
             };
             let (read, write) = stream.into_split();
@@ -250,6 +273,7 @@ pub(crate) async fn spawn_worker(
                 group,
                 log,
                 profile,
+                strays: Vec::new(),
             })
         }
     }

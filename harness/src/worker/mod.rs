@@ -393,6 +393,29 @@ impl Worker {
         &self.shared.spec.run_id
     }
 
+    /// The run's scratch folder, created `0700` on first use: where an agent keeps its own
+    /// state file, its own downloads, anything that must survive a crash into the next
+    /// worker of the same run. Every worker of the run gets the same folder; the trial
+    /// removes it with everything else once the run is judged. (Each worker's `TMPDIR` is a
+    /// folder of its own beside it, so an agent's own temporary files and its own browser's
+    /// leftovers stay inside the trial too.)
+    pub fn scratch_dir(&self) -> Result<PathBuf, TaskError> {
+        use std::os::unix::fs::DirBuilderExt;
+        let spec = &self.shared.spec;
+        let dir = spec.scratch_dir.clone().unwrap_or_else(|| {
+            spec.tmp_dir
+                .parent()
+                .unwrap_or(&spec.tmp_dir)
+                .join("scratch")
+        });
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(TaskError::scenario)?;
+        Ok(dir)
+    }
+
     /// The profile this worker runs on.
     pub fn profile(&self) -> &Profile {
         &self.profile

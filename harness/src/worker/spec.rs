@@ -65,6 +65,10 @@ pub struct WorkerSpec {
     pub discard_profile_after: bool,
     /// The browser binaries, found once by the trial (`None`: find them).
     pub binaries: Option<BrowserBinaries>,
+    /// The run's scratch folder ([`Worker::scratch_dir`](super::Worker::scratch_dir)), the
+    /// same for every worker of the run; `None`: `scratch` beside `tmp_dir`.
+    #[serde(default)]
+    pub scratch_dir: Option<PathBuf>,
 }
 
 impl WorkerSpec {
@@ -101,6 +105,7 @@ impl WorkerSpec {
             start_gate: false,
             discard_profile_after: false,
             binaries: None,
+            scratch_dir: None,
         }
     }
 }
