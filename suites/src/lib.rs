@@ -8,6 +8,7 @@
 use browser_fault::prelude::*;
 
 pub mod grid;
+pub mod own_cdp;
 pub mod own_client;
 pub mod roundup;
 

@@ -87,6 +87,18 @@ async fn own_client_late_journal(w: &mut Worker) -> TaskResult {
     send_hello_journaling(w, Journaling::Late).await
 }
 
+/// The careful agent on a CDP client of its own (`own_cdp`): the harness sees it only at its
+/// worker's CDP endpoint.
+#[browser_fault(
+    at = ["after_login", "after_target_verified", "after_click", "after_remote_effect", "browser_crash"],
+    effects = "42",
+    timeout = "60s",
+    every_step = 10
+)]
+async fn own_cdp(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::own_cdp::send_hello(w).await
+}
+
 fn slow_site() -> SiteSpec {
     SiteSpec::fixture(
         browser_fault::fixtures::SiteConfig::default()
@@ -314,19 +326,22 @@ fn slow_site_duplicate_lands(settings: &TrialSettings) -> Result<(), Failed> {
     }
 }
 
-/// Every step trial of `own_client` crashes it right after one of its own commands, and
-/// passes: the steps are the agent's WebDriver commands at its endpoint (and its journal
-/// writes), not the harness's.
-fn own_steps_pass(settings: &TrialSettings) -> Result<(), Failed> {
-    let trials: Vec<Trial> = explored("own_client", settings, 7)?
+/// Every step trial of an agent with its own client crashes it right after one of its own
+/// protocol commands (named `marker` in the step label: `_webdriver_`, `_cdp_`), at least
+/// `min` of them, and passes: the steps are the agent's commands at its endpoint (and its
+/// journal writes), not the harness's.
+fn own_steps_pass(
+    name: &str,
+    marker: &str,
+    min: usize,
+    settings: &TrialSettings,
+) -> Result<(), Failed> {
+    let trials: Vec<Trial> = explored(name, settings, 7)?
         .into_iter()
         .filter(|t| t.seeded.is_none() && t.then.is_none() && t.name().contains("::step::"))
         .collect();
-    let commands = trials
-        .iter()
-        .filter(|t| t.name().contains("_webdriver_"))
-        .count();
-    if commands < 8 {
+    let commands = trials.iter().filter(|t| t.name().contains(marker)).count();
+    if commands < min {
         let names: Vec<String> = trials.iter().map(Trial::name).collect();
         return Err(format!(
             "only {commands} step trial(s) after the agent's own commands: {names:?}"
@@ -336,7 +351,7 @@ fn own_steps_pass(settings: &TrialSettings) -> Result<(), Failed> {
     let failed = failures(&run_all(&trials, settings)?);
     if failed.is_empty() {
         eprintln!(
-            "own_client: {} step trials passed, {commands} after its own WebDriver commands",
+            "{name}: {} step trials passed, {commands} after its own {marker} commands",
             trials.len()
         );
         Ok(())
@@ -441,7 +456,7 @@ fn main() {
     let mut settings = TrialSettings::from_env();
     settings.snapshot_dir = None;
     type Case = fn(&TrialSettings) -> Result<(), Failed>;
-    let cases: [(&str, Case); 12] = [
+    let cases: [(&str, Case); 14] = [
         ("careful::every_explored_trial_passes", reference_passes),
         ("late_journal::named_boundaries_pass", |s| {
             named_pass("late_journal", s)
@@ -485,7 +500,7 @@ fn main() {
         ),
         (
             "own_client::every_step_crashes_it_after_its_own_commands",
-            own_steps_pass,
+            |s| own_steps_pass("own_client", "_webdriver_", 8, s),
         ),
         (
             "own_client_late_journal::caught_by_a_step_crash_after_its_own_click",
@@ -502,6 +517,12 @@ fn main() {
                 )
             },
         ),
+        ("own_cdp::named_boundaries_pass", |s| {
+            named_pass("own_cdp", s)
+        }),
+        ("own_cdp::every_step_crashes_it_after_its_own_calls", |s| {
+            own_steps_pass("own_cdp", "_cdp_", 5, s)
+        }),
         (
             "late_journal::seeded_failure_replays_10_of_10",
             seeded_replay,

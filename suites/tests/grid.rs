@@ -25,6 +25,24 @@ async fn grid_send_message(w: &mut Worker) -> TaskResult {
     browser_fault_suites::send_hello(w).await
 }
 
+/// The agent with its own WebDriver client (plain thirtyfour), on the grid through the
+/// worker's endpoint: every boundary, as locally.
+#[browser_fault(at = "all", effects = "42", timeout = "90s")]
+async fn grid_own_client(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::own_client::send_hello(w).await
+}
+
+/// The agent with its own CDP client, on the grid through the worker's CDP endpoint (the
+/// session's `se:cdp`).
+#[browser_fault(
+    at = ["after_login", "after_target_verified", "after_click", "after_remote_effect", "browser_crash"],
+    effects = "42",
+    timeout = "90s"
+)]
+async fn grid_own_cdp(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::own_cdp::send_hello(w).await
+}
+
 /// A recovery that ignores the live orphaned session.
 #[browser_fault(at = "after_target_verified", effects = "42", timeout = "90s")]
 async fn grid_orphan_ignoring(w: &mut Worker) -> TaskResult {
@@ -47,7 +65,10 @@ fn main() {
         .collect();
     let wanted = |name: &str| filters.is_empty() || filters.iter().any(|f| name.contains(f));
     let expected_of = |t: &trial::Trial| -> Option<&'static [Invariant]> {
-        if t.scenario.name == "grid_send_message" {
+        if matches!(
+            t.scenario.name,
+            "grid_send_message" | "grid_own_client" | "grid_own_cdp"
+        ) {
             Some(&[])
         } else {
             let name = t.name();

@@ -40,7 +40,7 @@ use std::convert::Infallible;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Full, Limited};
@@ -144,7 +144,6 @@ impl Endpoint {
             shared,
             client,
             last_read: Mutex::new(None),
-            crash_crossed: AtomicBool::new(false),
         };
         let task = tokio::spawn(accept_loop(listener, Arc::new(proxy)));
         Ok(Endpoint { url, task })
@@ -157,6 +156,16 @@ impl Endpoint {
 }
 
 async fn accept_loop(listener: TcpListener, proxy: Arc<Proxy>) {
+    serve(listener, move |req| proxy.clone().handle(req)).await;
+}
+
+/// Serves HTTP/1.1 (with upgrades, for a WebSocket) on `listener` with `handle`, until
+/// aborted; an aborted server drops its connections with it.
+pub(super) async fn serve<H, F>(listener: TcpListener, handle: H)
+where
+    H: Fn(Request<Incoming>) -> F + Clone + Send + Sync + 'static,
+    F: std::future::Future<Output = Result<Response<Full<Bytes>>, Infallible>> + Send + 'static,
+{
     let mut conns = tokio::task::JoinSet::new();
     loop {
         let Ok((stream, _)) = listener.accept().await else {
@@ -165,13 +174,13 @@ async fn accept_loop(listener: TcpListener, proxy: Arc<Proxy>) {
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let proxy = proxy.clone();
+        let handle = handle.clone();
         // Held here, so that an aborted endpoint drops its connections with it.
         conns.spawn(async move {
-            let service = service_fn(move |req| proxy.clone().handle(req));
             let _ = http1::Builder::new()
                 .keep_alive(true)
-                .serve_connection(TokioIo::new(stream), service)
+                .serve_connection(TokioIo::new(stream), service_fn(handle))
+                .with_upgrades()
                 .await;
         });
         while conns.try_join_next().is_some() {}
@@ -192,8 +201,6 @@ struct Proxy {
     /// The fingerprint of the last command, when it was a read: the same read again at once
     /// is a poll, and the same step.
     last_read: Mutex<Option<u64>>,
-    /// `browser_crash` was crossed (it is crossed once).
-    crash_crossed: AtomicBool,
 }
 
 impl Proxy {
@@ -252,7 +259,8 @@ impl Proxy {
             }
             (_, ["session", _, ..]) => {
                 let poll = self.is_poll(&method, &segments, &path, &body);
-                self.cross_browser_crash(&current).await;
+                // The command then meets the dead browser, as the agent's next one would.
+                let _ = cross_browser_crash(&self.shared, current.token).await;
                 // As a page step after a click: never read the page the click is leaving.
                 Page::new(self.shared.clone(), Some(current.token))
                     .settle_after_click()
@@ -307,32 +315,6 @@ impl Proxy {
         (method.as_str(), path, body).hash(&mut hasher);
         let fingerprint = hasher.finish();
         last.replace(fingerprint) == Some(fingerprint)
-    }
-
-    /// `browser_crash`, read from outside the agent: its first command once one of the run's
-    /// side effects is past its verification (`TARGET_VERIFIED`, or `ACTION_SUBMITTED` by an
-    /// agent that journals it at once), where the browser is killed under the live agent.
-    async fn cross_browser_crash(&self, current: &Current) {
-        if self.crash_crossed.load(Ordering::Acquire)
-            || !self.shared.fault.watches(FaultPoint::BrowserCrash)
-        {
-            return;
-        }
-        let verified = self
-            .shared
-            .journal
-            .side_effects(&self.shared.spec.run_id)
-            .is_ok_and(|effects| {
-                effects.iter().any(|e| {
-                    matches!(
-                        e.state,
-                        Checkpoint::TargetVerified | Checkpoint::ActionSubmitted
-                    )
-                })
-            });
-        if verified && !self.crash_crossed.swap(true, Ordering::AcqRel) {
-            super::strike(&self.shared, Some(current.token), FaultPoint::BrowserCrash).await;
-        }
     }
 
     /// Answers a new-session request with the worker's session.
@@ -425,6 +407,35 @@ impl Proxy {
             ),
         }
     }
+}
+
+/// `browser_crash`, read from outside the agent: its first command (WebDriver or CDP) once
+/// one of the run's side effects is past its verification (`TARGET_VERIFIED`, or
+/// `ACTION_SUBMITTED` by an agent that journals it at once), where the browser is killed
+/// under the live agent. Returns whether it was crossed here (the browser is gone since, when
+/// the worker was armed there).
+pub(super) async fn cross_browser_crash(shared: &Arc<Shared>, token: SessionToken) -> bool {
+    if shared.browser_crash_crossed.load(Ordering::Acquire)
+        || !shared.fault.watches(FaultPoint::BrowserCrash)
+    {
+        return false;
+    }
+    let verified = shared
+        .journal
+        .side_effects(&shared.spec.run_id)
+        .is_ok_and(|effects| {
+            effects.iter().any(|e| {
+                matches!(
+                    e.state,
+                    Checkpoint::TargetVerified | Checkpoint::ActionSubmitted
+                )
+            })
+        });
+    if verified && !shared.browser_crash_crossed.swap(true, Ordering::AcqRel) {
+        super::strike(shared, Some(token), FaultPoint::BrowserCrash).await;
+        return true;
+    }
+    false
 }
 
 /// A command's name: its method and path with every id replaced by `{id}`.

@@ -7,6 +7,7 @@
 
 mod account;
 pub(crate) mod adapter;
+mod cdp;
 mod effect;
 mod endpoint;
 mod fault_point;
@@ -69,6 +70,8 @@ pub(crate) struct Shared {
     pub(crate) click_pending: std::sync::atomic::AtomicBool,
     /// A click was dispatched in this worker: its end waits for the requests clicks started.
     pub(crate) clicked: std::sync::atomic::AtomicBool,
+    /// `browser_crash` was crossed at an endpoint (it is crossed once per worker).
+    pub(crate) browser_crash_crossed: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -120,6 +123,8 @@ pub struct Worker {
     orphans: Vec<crate::journal::RemoteSession>,
     /// The WebDriver endpoint an agent's own client connects to, once asked for.
     endpoint: Option<endpoint::Endpoint>,
+    /// The CDP endpoint an agent's own DevTools client connects to, once asked for.
+    cdp: Option<cdp::CdpEndpoint>,
 }
 
 impl Worker {
@@ -232,6 +237,7 @@ impl Worker {
             checks: Mutex::new(Vec::new()),
             click_pending: std::sync::atomic::AtomicBool::new(false),
             clicked: std::sync::atomic::AtomicBool::new(false),
+            browser_crash_crossed: std::sync::atomic::AtomicBool::new(false),
         });
         let mut worker = Worker {
             shared,
@@ -246,6 +252,7 @@ impl Worker {
             launch_pending: false,
             orphans: Vec::new(),
             endpoint: None,
+            cdp: None,
         };
         for finding in &worker.findings {
             worker.log(&format!("profile finding: {}", finding_name(finding)));
@@ -326,6 +333,55 @@ impl Worker {
         }
         Ok(self
             .endpoint
+            .as_ref()
+            .map(|e| e.url().to_owned())
+            .unwrap_or_default())
+    }
+
+    /// The worker's browser for an agent with its own Chrome DevTools Protocol client:
+    /// `http://127.0.0.1:PORT`, whose `/json/version` names the browser's WebSocket
+    /// (chromiumoxide's `Browser::connect`, Playwright's `chromium.connectOverCDP`,
+    /// puppeteer's `browserURL` take it as it is).
+    ///
+    /// Like [`Worker::webdriver_url`], a protocol proxy on loopback, one per worker, to the
+    /// real Chromium on the worker's profile: every method call the agent makes is a step of
+    /// `every_step` (the worker is crashed right after the browser answered its N-th call,
+    /// before the agent has the answer), timed and traced by method name only, and
+    /// `browser_crash` strikes at its first call once a side effect is verified. The agent
+    /// must not close the browser (`Browser.close`): the harness ends it with the worker.
+    ///
+    /// ```no_run
+    /// # use browser_fault::prelude::*;
+    /// # async fn agent(w: &mut Worker) -> Result<(), Box<dyn std::error::Error>> {
+    /// let cdp = w.cdp_url().await?;
+    /// // Node: `await chromium.connectOverCDP(process.env.CDP_URL)`, with CDP_URL = cdp.
+    /// # let _ = cdp; Ok(()) }
+    /// ```
+    pub async fn cdp_url(&mut self) -> Result<String, TaskError> {
+        self.ensure_browser().await?;
+        if self.cdp.is_none() {
+            let capabilities = self
+                .token
+                .and_then(|t| {
+                    self.shared
+                        .registry
+                        .with_browser(t, Browser::session_capabilities)
+                        .ok()
+                })
+                .unwrap_or_default();
+            let remote = self.shared.spec.webdriver_url.is_some();
+            let upstream = cdp::Upstream::of_session(&capabilities, remote).ok_or_else(|| {
+                TaskError::Browser(BrowserError::Endpoint(std::io::Error::other(
+                    "the browser's session names no DevTools address (no goog:chromeOptions.debuggerAddress, no se:cdp)",
+                )))
+            })?;
+            let started = cdp::CdpEndpoint::start(self.shared.clone(), upstream)
+                .await
+                .map_err(|e| TaskError::Browser(BrowserError::Endpoint(e)))?;
+            self.cdp = Some(started);
+        }
+        Ok(self
+            .cdp
             .as_ref()
             .map(|e| e.url().to_owned())
             .unwrap_or_default())
