@@ -1,18 +1,24 @@
-//! What the worker's WebDriver endpoint (`Worker::webdriver_url`) adds to a WebDriver command:
-//! the same commands of one session sent straight to its chromedriver and through the
-//! endpoint, interleaved, in one run. Medians and p90 per command kind, and the difference.
+//! What the worker's WebDriver endpoint (`Worker::webdriver_url`) adds to a WebDriver command,
+//! and its CDP endpoint (`Worker::cdp_url`) to a CDP call: the same commands of one session
+//! sent straight to its chromedriver and through the endpoint, and the same call on a
+//! WebSocket straight to the browser's DevTools and on one through the endpoint,
+//! interleaved, in one run. Medians and p90 per command kind, and the difference.
 //!
 //! `cargo bench -p browser-fault --bench endpoint`. `BROWSER_FAULT_BENCH_ROUNDS` sets the
 //! rounds (default 300). Figures are for reading, never for asserting.
 
 use std::time::{Duration, Instant};
 
-use browser_fault::_internal::worker::{WorkerSpec, start_standalone, webdriver_server};
+use browser_fault::_internal::worker::{
+    WorkerSpec, devtools_address, start_standalone, webdriver_server,
+};
 use browser_fault::BrowserBinaries;
 use browser_fault::fixtures::{DEMO_ACCOUNTS, FixtureSite, SiteConfig};
 use browser_fault::journal::{Journal, NewRun};
 use browser_fault::profile::{ProfileSpec, ProfileStore};
 use browser_fault::worker::{Account, Secret};
+use futures_util::{SinkExt, StreamExt};
+use tokio_tungstenite::tungstenite::Message;
 
 fn main() {
     let rounds: usize = std::env::var("BROWSER_FAULT_BENCH_ROUNDS")
@@ -158,5 +164,89 @@ async fn run(rounds: usize) {
             ms(em.saturating_sub(dm))
         );
     }
+    cdp(&mut w, &client, rounds).await;
     w.finish().await;
+}
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The browser WebSocket named by `http_base`'s `/json/version`.
+async fn browser_socket(client: &reqwest::Client, http_base: &str) -> Socket {
+    let version: serde_json::Value = serde_json::from_slice(
+        &client
+            .get(format!("{http_base}/json/version"))
+            .send()
+            .await
+            .expect("/json/version")
+            .bytes()
+            .await
+            .expect("its body"),
+    )
+    .expect("json");
+    let ws = version["webSocketDebuggerUrl"]
+        .as_str()
+        .expect("a WebSocket");
+    tokio_tungstenite::connect_async(ws)
+        .await
+        .expect("connect")
+        .0
+}
+
+/// One `Browser.getVersion` call and its answer.
+async fn call(socket: &mut Socket, id: u64) -> Duration {
+    let start = Instant::now();
+    let message = format!(r#"{{"id":{id},"method":"Browser.getVersion"}}"#);
+    socket
+        .send(Message::text(message))
+        .await
+        .expect("send the call");
+    loop {
+        let Some(Ok(Message::Text(text))) = socket.next().await else {
+            panic!("the socket closed");
+        };
+        let v: serde_json::Value = serde_json::from_str(text.as_str()).expect("json");
+        if v["id"] == id {
+            return start.elapsed();
+        }
+    }
+}
+
+async fn cdp(w: &mut browser_fault::worker::Worker, client: &reqwest::Client, rounds: usize) {
+    let endpoint = w.cdp_url().await.expect("the CDP endpoint");
+    let direct = format!(
+        "http://{}",
+        devtools_address(w).expect("the browser's DevTools address")
+    );
+    let mut sockets = [
+        browser_socket(client, &direct).await,
+        browser_socket(client, &endpoint).await,
+    ];
+    let mut samples: [Vec<Duration>; 2] = Default::default();
+    let mut id = 0;
+    for round in 0..rounds {
+        for via_endpoint in [round % 2 == 0, round % 2 != 0] {
+            id += 1;
+            let side = usize::from(via_endpoint);
+            samples[side].push(call(&mut sockets[side], id).await);
+        }
+    }
+    println!(
+        "\n## A CDP call straight to the browser's DevTools and through the worker's CDP endpoint, {rounds} rounds, ms"
+    );
+    println!(
+        "{:<22} {:>8} {:>8} {:>8} {:>8} {:>9}",
+        "call", "direct", "p90", "endpoint", "p90", "added p50"
+    );
+    let [d, e] = &samples;
+    let (dm, em) = (quantile(d, 0.5), quantile(e, 0.5));
+    println!(
+        "{:<22} {} {} {} {} {}",
+        "Browser.getVersion",
+        ms(dm),
+        ms(quantile(d, 0.9)),
+        ms(em),
+        ms(quantile(e, 0.9)),
+        ms(em.saturating_sub(dm))
+    );
 }

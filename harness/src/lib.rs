@@ -229,5 +229,11 @@ pub mod _internal {
         pub fn webdriver_server(w: &crate::worker::Worker) -> Option<String> {
             w.webdriver_server()
         }
+
+        /// The browser's own DevTools address (`host:port`), which the worker's CDP endpoint
+        /// forwards to: for measuring what the endpoint adds.
+        pub fn devtools_address(w: &crate::worker::Worker) -> Option<String> {
+            w.devtools_address()
+        }
     }
 }

@@ -99,6 +99,54 @@ async fn own_cdp(w: &mut Worker) -> TaskResult {
     browser_fault_suites::own_cdp::send_hello(w).await
 }
 
+/// The careful agent on a site that cannot start.
+#[browser_fault(at = "after_profile_created", effects = "42", site = unstartable_site)]
+async fn unstartable(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::send_hello(w).await
+}
+
+fn unstartable_site() -> SiteSpec {
+    let demo = &browser_fault::fixtures::DEMO_ACCOUNTS[0];
+    let account = Account {
+        id: demo.id.to_owned(),
+        tenant: Some(demo.tenant.to_owned()),
+        username: demo.username.to_owned(),
+        password: browser_fault::worker::Secret::new(demo.password),
+    };
+    SiteSpec::started(
+        || {
+            Err(browser_fault::site::SiteError::adapter(
+                std::io::Error::other("the test's site refuses to start"),
+            ))
+        },
+        browser_fault::site::Fixture::new(),
+        account,
+    )
+}
+
+/// A trial whose site never started fails as one that could not run, naming why, and the
+/// run is not failed for a cleanup it never needed (no worker, no profile).
+fn unstartable_fails_without_a_cleanup_claim(settings: &TrialSettings) -> Result<(), Failed> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = std::process::Command::new(&exe)
+        .arg("unstartable::after_profile_created")
+        .arg("--exact")
+        .env("BROWSER_FAULT_OUT", &settings.out_dir)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned()
+        + String::from_utf8_lossy(&out.stderr).as_ref();
+    let said = text.contains("could not run") && text.contains("refuses to start");
+    if out.status.code() == Some(ExitCode::TrialFailed.code())
+        && said
+        && !text.contains("no cleanup proof")
+    {
+        Ok(())
+    } else {
+        Err(format!("status {:?}:\n{text}", out.status.code()).into())
+    }
+}
+
 fn slow_site() -> SiteSpec {
     SiteSpec::fixture(
         browser_fault::fixtures::SiteConfig::default()
@@ -456,7 +504,7 @@ fn main() {
     let mut settings = TrialSettings::from_env();
     settings.snapshot_dir = None;
     type Case = fn(&TrialSettings) -> Result<(), Failed>;
-    let cases: [(&str, Case); 14] = [
+    let cases: [(&str, Case); 15] = [
         ("careful::every_explored_trial_passes", reference_passes),
         ("late_journal::named_boundaries_pass", |s| {
             named_pass("late_journal", s)
@@ -523,6 +571,10 @@ fn main() {
         ("own_cdp::every_step_crashes_it_after_its_own_calls", |s| {
             own_steps_pass("own_cdp", "_cdp_", 5, s)
         }),
+        (
+            "unstartable::fails_as_could_not_run_with_nothing_to_clean",
+            unstartable_fails_without_a_cleanup_claim,
+        ),
         (
             "late_journal::seeded_failure_replays_10_of_10",
             seeded_replay,

@@ -387,6 +387,24 @@ impl Worker {
             .unwrap_or_default())
     }
 
+    /// The browser's own DevTools address (`goog:chromeOptions.debuggerAddress`), which the
+    /// CDP endpoint forwards to.
+    #[cfg_attr(
+        not(feature = "_internal"),
+        expect(dead_code, reason = "reached by the benches through _internal")
+    )]
+    pub(crate) fn devtools_address(&self) -> Option<String> {
+        let token = self.token?;
+        let caps = self
+            .shared
+            .registry
+            .with_browser(token, Browser::session_capabilities)
+            .ok()?;
+        caps["goog:chromeOptions"]["debuggerAddress"]
+            .as_str()
+            .map(str::to_owned)
+    }
+
     /// The WebDriver server of the current session (the harness's chromedriver, or a remote
     /// endpoint), which the worker's endpoint forwards to.
     #[cfg_attr(

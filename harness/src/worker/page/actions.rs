@@ -75,7 +75,10 @@ impl Page {
         })
     }
 
-    /// The text of the element matching `selector`.
+    /// The text of the element matching `selector`, as rendered: WebDriver's element text,
+    /// after CSS (`text-transform: uppercase` shows `alice` as `ALICE`, hidden text is left
+    /// out, whitespace collapsed). For the value a page carries, compare an attribute
+    /// ([`Page::attr`]) or its `textContent` instead.
     pub fn text(
         &self,
         selector: &str,
