@@ -61,6 +61,8 @@ pub(crate) struct Args {
     pub(crate) depth: Option<syn::LitInt>,
     /// `seeded = N`.
     pub(crate) seeded: Option<syn::LitInt>,
+    /// `command = "python3 agent.py"`: the scenario is that command.
+    pub(crate) command: Option<LitStr>,
     /// Keys already given, so that a key set twice is rejected even when its first value
     /// was malformed.
     seen: Vec<&'static str>,
@@ -139,7 +141,7 @@ pub(crate) struct Key {
 
 /// Every option key, in the order the docs list them: the one list that parsing, the
 /// unknown-option message (its list and its suggestion) and the examples all read.
-pub(crate) const KEYS: [Key; 10] = [
+pub(crate) const KEYS: [Key; 11] = [
     Key {
         name: "at",
         example: "\"after_click\"",
@@ -221,6 +223,18 @@ pub(crate) const KEYS: [Key; 10] = [
         example: "8",
         parse: |args, value| {
             args.seeded = Some(int_value(&value, "a number of trials", "8")?);
+            Ok(())
+        },
+    },
+    Key {
+        name: "command",
+        example: "\"python3 agent.py\"",
+        parse: |args, value| {
+            args.command = Some(string_value(
+                &value,
+                "a command line",
+                "\"python3 agent.py\"",
+            )?);
             Ok(())
         },
     },

@@ -124,7 +124,28 @@ fn expand(func: &ScenarioFn, plan: &Plan, item: TokenStream) -> TokenStream {
         ReturnType::Default => ident.span(),
     };
     let boxed = private_path(output_span);
-    let call = quote_spanned!(output_span=> #boxed::Box::pin(#ident(#worker)));
+    let call = match &plan.command {
+        None => quote_spanned!(output_span=> #boxed::Box::pin(#ident(#worker))),
+        // The command, split at compile time, run from the user's crate's folder, after the
+        // fn has adjusted it; a fn of the wrong types is reported on its own tokens.
+        Some(words) => {
+            let program = &words[0];
+            let rest = &words[1..];
+            let agent = match func.sig.inputs.first() {
+                Some(FnArg::Typed(pat)) => spanning(
+                    &pat.ty,
+                    quote!(#private::AgentCommand::new(#program)
+                        #(.arg(#rest))*
+                        .current_dir(::core::env!("CARGO_MANIFEST_DIR"))),
+                ),
+                _ => quote!(#private::AgentCommand::new(#program)),
+            };
+            quote_spanned!(output_span=> {
+                let agent: #boxed::AgentCommand = #ident(#agent);
+                #boxed::Box::pin(async move { worker.run_agent(&agent).await })
+            })
+        }
+    };
 
     quote! {
         #item

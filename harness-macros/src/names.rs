@@ -214,7 +214,7 @@ mod tests {
         assert_eq!(
             msg,
             "unknown option `boundaries`; did you mean `at`? \
-             valid options: at, site, account, crash, timeout, hazards, effects, every_step, depth, seeded"
+             valid options: at, site, account, crash, timeout, hazards, effects, every_step, depth, seeded, command"
         );
     }
 

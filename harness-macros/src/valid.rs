@@ -29,6 +29,9 @@ pub(crate) struct Plan {
     pub(crate) effects: Option<Vec<LitStr>>,
     /// `every_step`, `depth`, `seeded`.
     pub(crate) explore: Explore,
+    /// `command = "..."` split into its program and arguments: the scenario runs that
+    /// command, and the fn only adjusts it (`fn(AgentCommand) -> AgentCommand`).
+    pub(crate) command: Option<Vec<String>>,
 }
 
 /// The trials beyond the named boundaries: `Scenario::explore` as the attribute wrote it.
@@ -83,8 +86,16 @@ pub(crate) fn check(args: Args, func: &ScenarioFn, errors: &mut Errors) -> Optio
     ));
     let depth = errors.ok(bounded(args.depth.as_ref(), 1, 1, 2, "depth"));
     let seeded = errors.ok(bounded(args.seeded.as_ref(), 0, 1, 1_000, "seeded"));
+    let command = match &args.command {
+        None => Some(None),
+        Some(lit) => errors.ok(command(lit)).map(Some),
+    };
     // After the arguments, so that errors come roughly in source order.
-    check_fn(func, errors);
+    if args.command.is_some() {
+        check_command_fn(func, errors);
+    } else {
+        check_fn(func, errors);
+    }
     Some(Plan {
         boundaries: boundaries?,
         hazards: hazards?,
@@ -98,7 +109,93 @@ pub(crate) fn check(args: Args, func: &ScenarioFn, errors: &mut Errors) -> Optio
             depth: u8::try_from(depth?).ok()?,
             seeded: seeded?,
         },
+        command: command?,
     })
+}
+
+/// `command = "python3 agent.py --fast"`: split at white space, `'…'` and `"…"` quoting
+/// (no escapes, no variables: it is not a shell), as `AgentCommand::parse` splits it.
+fn command(lit: &LitStr) -> syn::Result<Vec<String>> {
+    let line = lit.value();
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote: Option<char> = None;
+    for c in line.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => word.get_or_insert_default().push(c),
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                word.get_or_insert_default();
+            }
+            None if c.is_whitespace() => words.extend(word.take()),
+            None => word.get_or_insert_default().push(c),
+        }
+    }
+    if let Some(q) = quote {
+        return Err(Error::new(
+            lit.span(),
+            format!(
+                "the command has an unclosed {q} quote (it is split like a shell's words, without escapes)"
+            ),
+        ));
+    }
+    words.extend(word);
+    if words.is_empty() {
+        return Err(Error::new(
+            lit.span(),
+            "`command` names the agent's program and its arguments, e.g. \"python3 agent.py\"; it cannot be empty",
+        ));
+    }
+    if line.contains('$') || line.contains('|') || line.contains('>') || line.contains('<') {
+        return Err(Error::new(
+            lit.span(),
+            "`command` is not run by a shell: `$`, `|`, `<` and `>` have no meaning here; \
+             set variables with `AgentCommand::env` in the fn, or run `sh -c '...'`",
+        ));
+    }
+    Ok(words)
+}
+
+/// With `command`, the fn adjusts the command before it runs:
+/// `fn name(agent: AgentCommand) -> AgentCommand`, neither async nor generic.
+fn check_command_fn(func: &ScenarioFn, errors: &mut Errors) {
+    const FORM: &str = "with `command`, the scenario fn adjusts the command: \
+                        `fn name(agent: AgentCommand) -> AgentCommand { agent }`";
+    let sig = &func.sig;
+    if let Some(attr) = func.attrs.iter().find(|a| is_path(a.path(), "test")) {
+        errors.push(Error::new_spanned(
+            attr,
+            "remove #[test]: #[browser_fault] generates the test for this scenario",
+        ));
+    }
+    if let Some(a) = &sig.asyncness {
+        errors.push(Error::new_spanned(
+            a,
+            format!("{FORM}; it is not `async` (the harness runs the command)"),
+        ));
+    }
+    if let Some(c) = &sig.constness {
+        errors.push(Error::new_spanned(c, "a scenario fn cannot be `const`"));
+    }
+    if let Some(u) = &sig.unsafety {
+        errors.push(Error::new_spanned(u, "a scenario fn cannot be `unsafe`"));
+    }
+    if let Some(abi) = &sig.abi {
+        errors.push(Error::new_spanned(abi, "a scenario fn cannot be `extern`"));
+    }
+    check_generics(sig, errors);
+    match (sig.inputs.len(), sig.inputs.first()) {
+        (1, Some(FnArg::Typed(pat))) if !matches!(&*pat.ty, Type::Reference(_)) => {}
+        (_, Some(first)) => errors.push(Error::new_spanned(first, FORM)),
+        (_, None) => errors.push(Error::new(sig.paren_token.span.join(), FORM)),
+    }
+    if let ReturnType::Default = sig.output {
+        errors.push(Error::new(
+            sig.paren_token.span.close(),
+            format!("{FORM}: add `-> AgentCommand`"),
+        ));
+    }
 }
 
 /// An integer option within `min..=max`, or `default` when not given.

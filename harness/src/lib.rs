@@ -137,7 +137,7 @@ pub mod __private_v0_1 {
     pub use crate::plan::{Boundary, CrashMode, Hazard};
     pub use crate::scenario::{Scenario, ScenarioDef, ScenarioFuture};
     pub use crate::site::SiteSpec;
-    pub use crate::worker::{TaskResult, Worker};
+    pub use crate::worker::{AgentCommand, TaskResult, Worker};
     pub use core::time::Duration;
     pub use inventory;
     pub use std::boxed::Box;
@@ -162,8 +162,8 @@ pub mod prelude {
     pub use crate::plan::{Boundary, FaultPoint};
     pub use crate::site::{Identity, PageFacts, PageKind, RemoteEffect, Site, SiteError, SiteSpec};
     pub use crate::worker::{
-        Account, EffectStatus, FailureKind, Outcome, Page, SafeStop, Secret, Target, TargetCheck,
-        TaskError, TaskResult, Worker,
+        Account, AgentCommand, EffectStatus, FailureKind, Outcome, Page, SafeStop, Secret, Target,
+        TargetCheck, TaskError, TaskResult, Worker,
     };
 }
 
@@ -235,5 +235,26 @@ pub mod _internal {
         pub fn devtools_address(w: &crate::worker::Worker) -> Option<String> {
             w.devtools_address()
         }
+    }
+}
+
+/// The clients browser-fault ships for agents in other languages ([`worker::AgentCommand`]):
+/// one file each, standard library only, in the crate's own `clients/` folder.
+pub mod clients {
+    use std::path::Path;
+
+    /// The folder of `browser_fault.py`, the Python client: put it on the agent's
+    /// `PYTHONPATH` (`AgentCommand::env("PYTHONPATH", python_dir())`).
+    pub fn python_dir() -> &'static Path {
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/clients/python"))
+    }
+
+    /// `browser-fault.mjs`, the Node client (an ES module with no dependencies): an agent
+    /// imports it by this path, which its command gets as `BROWSER_FAULT_NODE_CLIENT`.
+    pub fn node_client() -> &'static Path {
+        Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/clients/node/browser-fault.mjs"
+        ))
     }
 }

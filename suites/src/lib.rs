@@ -7,9 +7,12 @@
 
 use browser_fault::prelude::*;
 
+pub mod command_agent;
 pub mod grid;
+pub mod node_agent;
 pub mod own_cdp;
 pub mod own_client;
+pub mod python_agent;
 pub mod roundup;
 
 /// The bundled fixture site started once for the whole test binary, on a runtime of its own
@@ -279,6 +282,29 @@ pub async fn reminting(w: &mut Worker) -> TaskResult {
     send_hello(w).await
 }
 
+/// Bug zoo: a recovery that reads the site for its submitted key (read-only, as it should)
+/// and, finding nothing, takes the send for failed: it marks it `UNKNOWN` and sends again
+/// under a new intent. Right when a lost request never commits (`after_click::lost`), and
+/// when the first send landed it finds it (`landed`); a request that lands after the read
+/// (`after_click::late_landing`) makes two effects: caught by `no_duplicate` there, and by
+/// nothing else.
+pub async fn absent_means_failed(w: &mut Worker) -> TaskResult {
+    if let Some(old) = w.journal().side_effect("send-hello")?
+        && old.state == Checkpoint::ActionSubmitted
+    {
+        open_signed_in(w, &format!("/threads/{THREAD}")).await?;
+        let key = old.request_key.clone();
+        if w.page().effect_status(key.clone()).await? == EffectStatus::Present {
+            return confirm(w, &key);
+        }
+        w.journal()
+            .transition(&key, Checkpoint::ActionSubmitted, Checkpoint::Unknown)?;
+        // The bug: "absent" is not "failed"; the request may still land.
+        return send_hello_as(w, "send-hello-again").await;
+    }
+    send_hello(w).await
+}
+
 /// Bug zoo: prints and logs its session cookie "for debugging". The value reaches its log,
 /// which the trial keeps; the harness counts it, redacts it before anything is written, and
 /// fails `no_secret_in_evidence` at `after_login`, and nothing else.
@@ -388,6 +414,31 @@ pub async fn stale_credential(w: &mut Worker) -> TaskResult {
 pub async fn lock_picker(w: &mut Worker) -> TaskResult {
     for name in [browser_fault::profile::LOCK_FILE, "SingletonLock"] {
         let _ = std::fs::remove_file(w.profile().path().join(name));
+    }
+    send_hello(w).await
+}
+
+/// Bug zoo: it clicks through a login or consent interstitial (under the right account,
+/// to the right object) and sends. Every effect verdict holds; the trial demanded a stop, so
+/// `recover_or_stop_safely` catches it, and nothing else does.
+pub async fn click_through(w: &mut Worker) -> TaskResult {
+    let route = format!("/threads/{THREAD}");
+    w.require_trusted_profile()?;
+    let page = w.open(&route).await?;
+    if page.read().await?.kind == PageKind::SignIn {
+        let account = w.account().clone();
+        page.sign_in(&account).await?;
+    }
+    let page = w.page();
+    let button = match page.attr("body", "data-page").await?.as_deref() {
+        Some("login-interstitial") => Some("button#continue"),
+        Some("consent") => Some("button#accept-consent"),
+        _ => None,
+    };
+    if let Some(button) = button {
+        // The bug: what stands before the target is waved through.
+        page.click(button).await?;
+        w.log("clicked through the interstitial");
     }
     send_hello(w).await
 }

@@ -310,6 +310,9 @@ impl CdpProxy {
                     _ => None,
                 };
                 if let Some((method, sent)) = answered {
+                    self.shared
+                        .agent_drove
+                        .store(true, std::sync::atomic::Ordering::Release);
                     let took = sent.elapsed();
                     self.shared.fault.add_browser_time(took);
                     super::trace(&self.shared.log, || {

@@ -250,7 +250,10 @@ impl Proxy {
                 StatusCode::OK,
                 serde_json::json!({ "value": { "ready": true, "message": "browser-fault worker endpoint" } }),
             )),
-            (&Method::POST, ["session"]) => Ok(self.new_session(&current, &body)),
+            (&Method::POST, ["session"]) => {
+                self.shared.agent_drove.store(true, Ordering::Release);
+                Ok(self.new_session(&current, &body))
+            }
             (&Method::DELETE, ["session", _]) => {
                 self.shared.log.line(
                     "webdriver: the agent ended its session; the harness ends the browser with the worker",
@@ -258,6 +261,7 @@ impl Proxy {
                 Ok(json(StatusCode::OK, serde_json::json!({ "value": null })))
             }
             (_, ["session", _, ..]) => {
+                self.shared.agent_drove.store(true, Ordering::Release);
                 let poll = self.is_poll(&method, &segments, &path, &body);
                 // The command then meets the dead browser, as the agent's next one would.
                 let _ = cross_browser_crash(&self.shared, current.token).await;

@@ -8,6 +8,7 @@
 mod account;
 pub(crate) mod adapter;
 mod cdp;
+pub mod command;
 mod effect;
 mod endpoint;
 mod fault_point;
@@ -24,6 +25,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 pub use account::{Account, Secret};
+pub use command::{AgentCommand, CommandLineError};
 pub use journal_handle::JournalHandle;
 pub(crate) use log::{LogSink, trace};
 pub(crate) use spec::WorkerSpec;
@@ -33,7 +35,9 @@ pub use crate::browser::BrowserError;
 /// A profile's lease (one live worker per profile) refused or lost, and the holder's row
 /// ([`TaskError::Lease`]).
 pub use crate::lease::{LeaseError, LeaseErrorKind, LeaseRecord};
-pub use crate::outcome::{FailureKind, Outcome, SafeStop, TaskError, TaskResult, WorkerResult};
+pub use crate::outcome::{
+    AgentError, AgentFailure, FailureKind, Outcome, SafeStop, TaskError, TaskResult, WorkerResult,
+};
 pub use effect::{EffectStatus, SideEffect};
 pub use page::{Page, Target, TargetCheck};
 
@@ -72,6 +76,9 @@ pub(crate) struct Shared {
     pub(crate) clicked: std::sync::atomic::AtomicBool,
     /// `browser_crash` was crossed at an endpoint (it is crossed once per worker).
     pub(crate) browser_crash_crossed: std::sync::atomic::AtomicBool,
+    /// The agent sent a command through one of the worker's endpoints (an agent command
+    /// that ends with no claim and never did is told apart from one that failed).
+    pub(crate) agent_drove: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -238,6 +245,7 @@ impl Worker {
             click_pending: std::sync::atomic::AtomicBool::new(false),
             clicked: std::sync::atomic::AtomicBool::new(false),
             browser_crash_crossed: std::sync::atomic::AtomicBool::new(false),
+            agent_drove: std::sync::atomic::AtomicBool::new(false),
         });
         let mut worker = Worker {
             shared,
