@@ -114,6 +114,10 @@ pub enum TaskError {
         /// What was read.
         what: &'static str,
     },
+    /// An agent command ([`Worker::run_agent`](crate::worker::Worker::run_agent)) ended
+    /// without a claim the harness can take.
+    #[error(transparent)]
+    Agent(#[from] AgentError),
     /// The scenario's own error.
     #[error(transparent)]
     Scenario(Box<dyn std::error::Error + Send + Sync>),
@@ -137,6 +141,7 @@ impl TaskError {
             TaskError::Timeout { .. } => FailureKind::Timeout,
             TaskError::NotFound { .. } => FailureKind::NotFound,
             TaskError::UnexpectedReply { .. } => FailureKind::UnexpectedReply,
+            TaskError::Agent(e) => FailureKind::Agent(e.failure()),
             TaskError::Scenario(_) => FailureKind::Scenario,
         }
     }
@@ -165,6 +170,8 @@ pub enum FailureKind {
     UnexpectedReply,
     /// The scenario's own error.
     Scenario,
+    /// An agent command ended without a claim the harness can take, and this is why.
+    Agent(AgentFailure),
     /// The scenario panicked.
     Panic,
     /// The worker process died without a word (killed or crashed).
@@ -193,6 +200,91 @@ impl From<&TaskResult> for WorkerResult {
         match r {
             Ok(o) => WorkerResult::Ok(*o),
             Err(e) => WorkerResult::Err(e.kind()),
+        }
+    }
+}
+
+/// Why an agent command did not end with a claim the harness can take.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// The command could not be started (no such program, not executable).
+    #[error("the agent command `{program}` could not be started")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The command ended before it ever drove its browser, and claimed nothing.
+    #[error(
+        "the agent ended ({status}) before it ever drove its browser, and claimed nothing (its output is in the worker's log)"
+    )]
+    NeverDrove {
+        /// Its exit status.
+        status: String,
+    },
+    /// The command ended with a failing status and no claim.
+    #[error("the agent ended ({status}) with no claim (its output is in the worker's log)")]
+    Exited {
+        /// Its exit status.
+        status: String,
+    },
+    /// The command ended well, but printed no claim.
+    #[error(
+        "the agent ended well but printed no claim (one line `{{\"claim\": \"confirmed\"}}` on its standard output)"
+    )]
+    NoClaim,
+    /// A claim line the harness cannot read, or more than one.
+    #[error("the agent's claim is not one the harness knows: {why}")]
+    BadClaim {
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The agent wrote something on its checkpoint socket that is not the protocol.
+    #[error("the agent broke the checkpoint protocol: {why}")]
+    Protocol {
+        /// What it did.
+        why: String,
+    },
+    /// The agent claimed its browser crashed while its browser lives.
+    #[error("the agent claimed `browser_crashed`, but its browser lives")]
+    FalseCrashClaim,
+}
+
+/// The type of an [`AgentError`], as evidence records it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AgentFailure {
+    /// [`AgentError::Spawn`].
+    Spawn,
+    /// [`AgentError::NeverDrove`].
+    NeverDrove,
+    /// [`AgentError::Exited`].
+    Exited,
+    /// [`AgentError::NoClaim`].
+    NoClaim,
+    /// [`AgentError::BadClaim`].
+    BadClaim,
+    /// [`AgentError::Protocol`].
+    Protocol,
+    /// [`AgentError::FalseCrashClaim`].
+    FalseCrashClaim,
+}
+
+impl AgentError {
+    /// Its type.
+    pub fn failure(&self) -> AgentFailure {
+        match self {
+            AgentError::Spawn { .. } => AgentFailure::Spawn,
+            AgentError::NeverDrove { .. } => AgentFailure::NeverDrove,
+            AgentError::Exited { .. } => AgentFailure::Exited,
+            AgentError::NoClaim => AgentFailure::NoClaim,
+            AgentError::BadClaim { .. } => AgentFailure::BadClaim,
+            AgentError::Protocol { .. } => AgentFailure::Protocol,
+            AgentError::FalseCrashClaim => AgentFailure::FalseCrashClaim,
         }
     }
 }

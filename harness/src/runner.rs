@@ -321,6 +321,14 @@ fn run_trials_and(
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_quiet_panic_is_caught_and_the_thread_is_loud_again_after() {
+        let caught = quiet_panics(|| panic!("a snapshot mismatch"));
+        assert!(caught.is_err());
+        assert!(!QUIET.with(std::cell::Cell::get));
+        assert_eq!(quiet_panics(|| 7).ok(), Some(7));
+    }
+
     fn args(line: &str) -> (Arguments, Vec<String>) {
         arguments(
             std::iter::once("bin".to_owned()).chain(line.split_whitespace().map(str::to_owned)),
@@ -475,7 +483,7 @@ impl Gate {
             .filter(|(_, a)| a.expecting_action > 0 && !a.acted)
             .map(|(name, a)| {
                 format!(
-                    "scenario `{name}` never acted: none of its {} trial(s) where a correct agent acts reached ACTION_SUBMITTED, so every verdict held vacuously (an agent that stops before it acts passes nothing here)",
+                    "scenario `{name}` never acted: none of its {} trial(s) where a correct agent acts reached ACTION_SUBMITTED or landed an effect, so its side effect was never tested (an agent that stops, or ends, before it acts passes nothing here)",
                     a.expecting_action
                 )
             })
@@ -582,14 +590,15 @@ fn run_and_check(
         let known = dir
             .join(format!("{}.snap", trial.name().replace("::", "__")))
             .exists();
-        if std::panic::catch_unwind(move || evidence.assert_snapshot(&dir)).is_err() {
+        if quiet_panics(move || evidence.assert_snapshot(&dir)).is_err() {
             let what = if known {
                 "the evidence of {} differs from its snapshot"
             } else {
                 "new snapshot of {}"
             };
             let why = format!(
-                "{}: review it with `cargo insta review` (evidence: {})",
+                "{}: review it with `cargo insta review` (`cargo install cargo-insta` first), or accept \
+                 it as it is by renaming its `.snap.new` to `.snap` (evidence: {})",
                 what.replace("{}", &trial.name()),
                 report.evidence_path.display()
             );
@@ -748,4 +757,29 @@ macro_rules! main {
             $crate::runner::main_with($settings)
         }
     };
+}
+
+thread_local! {
+    /// Set while [`quiet_panics`] runs on this thread.
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, catching its panic without the panic hook's report (a snapshot mismatch is
+/// insta's panic: its diff is printed already, and the trial's failure says what to do; a
+/// backtrace under `RUST_BACKTRACE=1` would only bury it). Panics on other threads are
+/// reported as ever.
+fn quiet_panics<R>(f: impl FnOnce() -> R + std::panic::UnwindSafe) -> std::thread::Result<R> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    QUIET.with(|q| q.set(true));
+    let result = std::panic::catch_unwind(f);
+    QUIET.with(|q| q.set(false));
+    result
 }

@@ -25,6 +25,7 @@ const TRIALS: &[&str] = &[
     "send_hello::after_click::live_request_lost",
     "send_hello::after_click::live_response_lost",
     "send_hello::after_click::live_slow_response",
+    "send_hello::after_click::late_landing",
     "send_hello::stale_profile_restore::other_account",
     "send_hello::stale_profile_restore::older_generation",
     "send_hello_unprobed::stale_profile_restore::other_account",
@@ -136,8 +137,8 @@ fn the_careful_agent_passes_every_trial() {
         "the careful agent failed (a changed snapshot? see this file's docs)"
     );
     assert!(
-        stdout.contains("test result: ok. 7 passed; 0 failed"),
-        "expected the careful agent's 7 trials to run and pass"
+        stdout.contains("test result: ok. 8 passed; 0 failed"),
+        "expected the careful agent's 8 trials to run and pass"
     );
 }
 

@@ -60,6 +60,11 @@ async fn reminting(w: &mut Worker) -> TaskResult {
     browser_fault_suites::reminting(w).await
 }
 
+#[browser_fault(at = "after_click", effects = "42")]
+async fn absent_means_failed(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::absent_means_failed(w).await
+}
+
 #[browser_fault(at = "after_login", effects = "42")]
 async fn cookie_logger(w: &mut Worker) -> TaskResult {
     browser_fault_suites::cookie_logger(w).await
@@ -85,7 +90,16 @@ async fn stale_credential(w: &mut Worker) -> TaskResult {
     browser_fault_suites::stale_credential(w).await
 }
 
-#[browser_fault(at = "after_profile_created", effects = "42")]
+#[browser_fault(
+    at = "after_profile_created",
+    hazards = ["login_interstitial", "consent_interstitial"],
+    effects = "42"
+)]
+async fn click_through(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::click_through(w).await
+}
+
+#[browser_fault(at = ["after_profile_created", "concurrent_profile"], effects = "42")]
 async fn lock_picker(w: &mut Worker) -> TaskResult {
     browser_fault_suites::lock_picker(w).await
 }
@@ -312,6 +326,62 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
             )
         },
     ),
+    // It passes where every unknown outcome never committed, as it did before late landings:
+    (
+        "absent_means_failed::after_click::landed",
+        &[],
+        passes_and_acts,
+    ),
+    (
+        "absent_means_failed::after_click::lost",
+        &[],
+        passes_and_acts,
+    ),
+    (
+        "absent_means_failed::after_click::late_landing",
+        &[Invariant::NoDuplicate],
+        |e, _| explains(e, Invariant::NoDuplicate, "two keys for one intent"),
+    ),
+    (
+        "click_through::hazard::login_interstitial",
+        &[Invariant::RecoverOrStopSafely],
+        |e, _| {
+            explains(
+                e,
+                Invariant::RecoverOrStopSafely,
+                "the trial demands a stop (a login interstitial stands before the target), and the site accepted 1 effect(s) all the same",
+            )
+        },
+    ),
+    (
+        "click_through::hazard::consent_interstitial",
+        &[Invariant::RecoverOrStopSafely],
+        |e, _| {
+            explains(
+                e,
+                Invariant::RecoverOrStopSafely,
+                "a consent interstitial stands before the target",
+            )
+        },
+    ),
+    (
+        // It removed the locks itself before the trial could: the trial's removal never
+        // happened (not struck), and the agent's own removal is not taken for the trial's.
+        "lock_picker::concurrent_profile::lock_removed",
+        &[Invariant::FaultStruck, Invariant::LocksIntact],
+        |e, _| {
+            explains(
+                e,
+                Invariant::FaultStruck,
+                "the lease's lock file was not there",
+            )?;
+            explains(
+                e,
+                Invariant::LocksIntact,
+                "worker 1: lease lock file removed or replaced",
+            )
+        },
+    ),
     (
         "unobservant::after_click::live_request_lost",
         &[Invariant::AmbiguityVisible, Invariant::ClaimsMatchFacts],
@@ -324,6 +394,16 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
         },
     ),
 ];
+
+/// A case that breaks nothing and acted: the agent passes this trial (unlike `never_acts`,
+/// which passes by never acting and is left to the never-acted gate).
+fn passes_and_acts(e: &Evidence, _: &std::path::Path) -> Result<(), String> {
+    if e.acted() && e.fault.struck {
+        Ok(())
+    } else {
+        Err("it did not act, or the fault did not strike".into())
+    }
+}
 
 /// The trial's fault struck.
 fn struck(e: &Evidence) -> Result<(), String> {
@@ -407,7 +487,10 @@ fn main() {
             let trial = all.iter().find(|t| t.name() == name).copied();
             let settings = settings.clone();
             let label = match invariants {
-                [] => "caught_by_the_never_acted_gate".to_owned(),
+                [] if name.starts_with("never_acts::") => {
+                    "caught_by_the_never_acted_gate".to_owned()
+                }
+                [] => "passes".to_owned(),
                 _ => format!(
                     "caught_by_{}",
                     invariants

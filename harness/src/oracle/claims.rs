@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Facts, Invariant, JudgedWorker, Verdict, result_name, verdict};
+use super::{Facts, Invariant, JudgedWorker, Verdict, distinct_quoted, result_name, verdict};
 use crate::journal::Checkpoint;
 use crate::worker::{Outcome, WorkerResult};
 
@@ -31,7 +31,13 @@ pub(super) fn claims_match_facts(f: &Facts) -> Verdict {
         }
     }
     let held = false_claims.is_empty();
-    let explanation = if held {
+    // An agent that stopped before it recorded anything has nothing to report either: only
+    // an effect in the ledger with no journal record at all is judged on the ledger alone.
+    let explanation = if held && f.unreported() && !f.ledger.is_empty() {
+        format!(
+            "{judged} claim(s), each matching the ledger (judged on the ledger alone: the agent reported no checkpoint)"
+        )
+    } else if held {
         format!("{judged} claim(s), each matching the journal and the ledger")
     } else {
         false_claims.join("; ")
@@ -43,25 +49,60 @@ pub(super) fn claims_match_facts(f: &Facts) -> Verdict {
 fn falsehood(f: &Facts, w: &JudgedWorker, result: WorkerResult) -> Option<String> {
     let has = |state: Checkpoint| f.effects.iter().any(|e| e.state == state);
     match result {
+        // Without a journal record, a confirmation is judged on the ledger alone.
+        WorkerResult::Ok(Outcome::Confirmed) if f.unreported() => f
+            .ledger
+            .is_empty()
+            .then(|| "the agent reported no checkpoint and the ledger holds no effect".to_owned()),
         WorkerResult::Ok(Outcome::Confirmed) => {
             let confirmed: Vec<_> = f
                 .effects
                 .iter()
                 .filter(|e| e.state == Checkpoint::RemoteConfirmed)
                 .collect();
-            let missing = confirmed
+            let missing: Vec<&str> = confirmed
                 .iter()
                 .filter(|e| {
                     !f.ledger
                         .iter()
                         .any(|l| l.request_key == e.request_key.as_str())
                 })
-                .count();
-            (confirmed.is_empty() || missing > 0).then(|| truth(f))
+                .map(|e| e.request_key.as_str())
+                .collect();
+            if confirmed.is_empty() {
+                Some(truth(f))
+            } else if !missing.is_empty() {
+                // Name the keys: "1 REMOTE_CONFIRMED and 1 effect" reads as consistent when the
+                // effect is under another key than the one confirmed.
+                let held = distinct_quoted(f.ledger.iter().map(|l| l.request_key.as_str()));
+                Some(format!(
+                    "{}: the journal confirmed key(s) {} that the ledger does not hold (it holds {})",
+                    truth(f),
+                    distinct_quoted(missing.iter().copied()),
+                    if held.is_empty() { "none" } else { &held }
+                ))
+            } else {
+                None
+            }
         }
         WorkerResult::Ok(Outcome::Unknown) => (!has(Checkpoint::Unknown)).then(|| truth(f)),
         WorkerResult::Ok(Outcome::Completed) => {
-            (has(Checkpoint::Unknown) || has(Checkpoint::ActionSubmitted)).then(|| truth(f))
+            if has(Checkpoint::Unknown) || has(Checkpoint::ActionSubmitted) {
+                return Some(truth(f));
+            }
+            // Completed means the task is done: the effects the scenario declares are there.
+            let declared = f.intended.as_ref()?;
+            let landed = f
+                .ledger
+                .iter()
+                .filter(|l| declared.contains(&l.object))
+                .count();
+            (landed < declared.len()).then(|| {
+                format!(
+                    "the scenario declares {} effect(s) and the ledger holds {landed} on a declared object",
+                    declared.len()
+                )
+            })
         }
         WorkerResult::Err(kind) if kind.is_safe_stop() => {
             let answerable = answerable_effects(f, w);

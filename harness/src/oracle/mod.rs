@@ -101,10 +101,24 @@ impl std::fmt::Display for Invariant {
 pub struct Verdict {
     /// Which invariant.
     pub invariant: Invariant,
-    /// Whether it held.
+    /// Whether it held. A verdict that was not judged holds (it found nothing to break).
     pub held: bool,
     /// Why, in kinds and counts.
     pub explanation: String,
+    /// Whether the oracle had what it takes to judge it: `false` for a verdict on the journal
+    /// when the agent reported no checkpoint at all (a command agent that writes nothing
+    /// through the checkpoint socket). Its explanation then starts with `not judged:` and
+    /// says why; it is never a silent pass.
+    #[serde(default = "judged", skip_serializing_if = "is_judged")]
+    pub judged: bool,
+}
+
+fn judged() -> bool {
+    true
+}
+
+fn is_judged(judged: &bool) -> bool {
+    *judged
 }
 
 /// How a worker that the oracle judges ended, and what the ledger gained while it lived.
@@ -141,6 +155,9 @@ pub struct Facts {
     pub expected_account: String,
     /// Its tenant, on a site with tenants.
     pub expected_tenant: Option<String>,
+    /// What stands before the target that demands a stop of every worker (an interstitial):
+    /// an effect that lands all the same is not a safe stop.
+    pub demands_stop: Option<String>,
     /// Why the site's ledger could not be read, when it could not: every verdict that
     /// judges the ledger then fails, saying so.
     pub ledger_error: Option<String>,
@@ -179,6 +196,14 @@ pub struct Facts {
     pub unproven_cleanups: usize,
     /// Occurrences of known secrets found (and redacted) in the evidence.
     pub secrets_in_evidence: usize,
+}
+
+impl Facts {
+    /// Whether the run's journal holds nothing at all: no intent, no transition. The agent
+    /// then reported no checkpoint, and what only the journal can tell is not judged.
+    pub fn unreported(&self) -> bool {
+        self.effects.is_empty() && self.history.is_empty()
+    }
 }
 
 /// Computes every verdict, in [`Invariant::ALL`] order.
@@ -265,6 +290,31 @@ fn verdict(invariant: Invariant, held: bool, explanation: String) -> Verdict {
         invariant,
         held,
         explanation,
+        judged: true,
+    }
+}
+
+/// `` `a`, `b` ``: each name once, in the order first seen. What a failed verdict names.
+fn distinct_quoted<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for name in names {
+        if !seen.contains(&name) {
+            seen.push(name);
+        }
+    }
+    seen.iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A verdict the facts cannot decide, saying why.
+fn not_judged(invariant: Invariant, why: String) -> Verdict {
+    Verdict {
+        invariant,
+        held: true,
+        explanation: format!("not judged: {why}"),
+        judged: false,
     }
 }
 
@@ -306,6 +356,14 @@ fn recover_or_stop_safely(f: &Facts) -> Verdict {
                 (_, Some(WorkerResult::Ok(_))) => format!("worker {}", w.incarnation),
             });
         }
+    }
+    if let Some(why) = &f.demands_stop
+        && !f.ledger.is_empty()
+    {
+        bad.push(format!(
+            "the trial demands a stop ({why}), and the site accepted {} effect(s) all the same",
+            f.ledger.len()
+        ));
     }
     let explanation = if bad.is_empty() {
         let ends: Vec<String> = f
@@ -494,6 +552,35 @@ mod tests {
     }
 
     #[test]
+    fn an_agent_that_reported_no_checkpoint_is_not_judged_on_the_journal() {
+        let mut f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![entry(1, "own-key", "acct-test-42")],
+        );
+        f.effects.clear();
+        f.history.clear();
+        let verdicts = judge(&f);
+        let ambiguity = verdicts
+            .iter()
+            .find(|v| v.invariant == Invariant::AmbiguityVisible)
+            .unwrap();
+        assert!(!ambiguity.judged && ambiguity.held);
+        assert!(
+            ambiguity
+                .explanation
+                .starts_with("not judged: the agent reported no checkpoint")
+        );
+        assert!(verdicts.iter().filter(|v| !v.judged).count() == 1);
+        // Its confirmation is judged on the ledger alone: true here...
+        assert!(broken(&f).is_empty(), "{:?}", broken(&f));
+        assert!(explanation(&f, Invariant::ClaimsMatchFacts).contains("on the ledger alone"));
+        // ...and false on an empty ledger, where ambiguity has nothing to hide and is judged.
+        f.ledger.clear();
+        assert_eq!(broken(&f), [Invariant::ClaimsMatchFacts]);
+        assert!(judge(&f).iter().all(|v| v.judged));
+    }
+
+    #[test]
     fn a_confirmed_effect_seen_once_holds_everything() {
         let f = facts(
             Checkpoint::RemoteConfirmed,
@@ -658,6 +745,74 @@ mod tests {
         let mut f = facts(Checkpoint::Unknown, vec![]);
         f.judged_workers = vec![worker(2, WorkerResult::Ok(Outcome::Completed))];
         assert_eq!(broken(&f), [Invariant::ClaimsMatchFacts]);
+    }
+
+    #[test]
+    fn an_effect_where_the_trial_demands_a_stop_is_no_safe_stop() {
+        let mut f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![entry(1, &key(), "acct-test-42")],
+        );
+        f.demands_stop = Some("a login interstitial stands before the target".into());
+        assert_eq!(broken(&f), [Invariant::RecoverOrStopSafely]);
+        f.ledger.clear();
+        f.effects.clear();
+        f.judged_workers = vec![worker(
+            2,
+            WorkerResult::Err(FailureKind::SafeStop(SafeStop::Interstitial)),
+        )];
+        assert_eq!(broken(&f), []);
+    }
+
+    #[test]
+    fn a_completed_claim_without_the_declared_effect_is_false() {
+        let mut f = facts(Checkpoint::TargetVerified, vec![]);
+        f.judged_workers = vec![worker(2, WorkerResult::Ok(Outcome::Completed))];
+        assert_eq!(broken(&f), [Invariant::ClaimsMatchFacts]);
+        assert_eq!(
+            explanation(&f, Invariant::ClaimsMatchFacts),
+            "worker 2 claimed completed, but the scenario declares 1 effect(s) and the ledger holds 0 on a declared object"
+        );
+        f.intended = Some(vec![]);
+        assert_eq!(broken(&f), []);
+    }
+
+    #[test]
+    fn a_confirmation_under_another_key_than_the_effect_names_both_keys() {
+        let f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![entry(1, "agent-own-key", "acct-test-42")],
+        );
+        let why = explanation(&f, Invariant::ClaimsMatchFacts);
+        assert!(
+            why.contains(&format!(
+                "the journal confirmed key(s) `{}` that the ledger does not hold (it holds `agent-own-key`)",
+                key()
+            )),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn wrong_accounts_and_objects_are_named() {
+        let mut f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![entry(1, &key(), "acct-other-7")],
+        );
+        f.ledger[0].object = "43".into();
+        assert_eq!(
+            explanation(&f, Invariant::NoWrongAccount),
+            "1 of 1 effect(s) under another account or tenant: 1 under another account, `acct-other-7` (expected `acct-test-42`)"
+        );
+        assert_eq!(
+            explanation(&f, Invariant::NoWrongObject),
+            "1 of 1 effect(s) on an object the scenario did not declare: on `43` (declared: `42`)"
+        );
+        f.expected_tenant = None;
+        assert!(
+            explanation(&f, Invariant::NoWrongAccount).contains("under another account:"),
+            "a site without tenants is not told of tenants"
+        );
     }
 
     #[test]

@@ -13,6 +13,8 @@ use crate::worker::Secret;
 #[derive(Clone, Debug)]
 pub struct Http {
     client: reqwest::Client,
+    /// Sent with every request ([`Http::header`]); values are marked sensitive.
+    headers: reqwest::header::HeaderMap,
 }
 
 impl Default for Http {
@@ -42,12 +44,47 @@ impl Http {
             .timeout(Duration::from_secs(10))
             .build()
             .unwrap_or_default();
-        Http { client }
+        Http {
+            client,
+            headers: reqwest::header::HeaderMap::new(),
+        }
+    }
+
+    /// The same client, sending the header `name: value` with every request (an API token,
+    /// a tenant header). The value is a [`Secret`]: it never reaches a message or a log.
+    /// A name or value HTTP cannot carry is refused ([`SiteError::Adapter`], naming the
+    /// header but not its value).
+    ///
+    /// ```
+    /// # use browser_fault::site::Http;
+    /// # use browser_fault::worker::Secret;
+    /// let http = Http::new()
+    ///     .header("x-api-token", &Secret::new("t0ken".to_owned()))
+    ///     .expect("a valid header");
+    /// ```
+    pub fn header(mut self, name: &str, value: &Secret) -> Result<Self, SiteError> {
+        let invalid = |what: &str| {
+            SiteError::adapter(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("the header `{name}` has an invalid {what}"),
+            ))
+        };
+        let header = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| invalid("name"))?;
+        let mut value =
+            reqwest::header::HeaderValue::from_str(value.expose()).map_err(|_| invalid("value"))?;
+        value.set_sensitive(true);
+        self.headers.insert(header, value);
+        Ok(self)
+    }
+
+    fn get(&self, url: &str) -> reqwest::RequestBuilder {
+        self.client.get(url).headers(self.headers.clone())
     }
 
     /// `GET url`, parsed as JSON into `T`.
     pub async fn get_json<T: DeserializeOwned>(&self, url: &str) -> Result<T, SiteError> {
-        self.send_json(url, self.client.get(url)).await
+        self.send_json(url, self.get(url)).await
     }
 
     /// `GET url` with HTTP basic authentication, parsed as JSON into `T`.
@@ -57,10 +94,7 @@ impl Http {
         user: &str,
         password: &Secret,
     ) -> Result<T, SiteError> {
-        let request = self
-            .client
-            .get(url)
-            .basic_auth(user, Some(password.expose()));
+        let request = self.get(url).basic_auth(user, Some(password.expose()));
         self.send_json(url, request).await
     }
 
@@ -80,6 +114,7 @@ impl Http {
         let mut request = self
             .client
             .post(url)
+            .headers(self.headers.clone())
             .header("content-type", "application/x-www-form-urlencoded")
             .body(body);
         if let Some((user, password)) = auth {
@@ -149,6 +184,59 @@ mod tests {
             "http://127.0.0.1:9/__ledger"
         );
         assert_eq!(shown("http://admin:pw@host/x#frag"), "http://host/x");
+    }
+
+    #[test]
+    fn a_header_is_checked_and_its_value_never_shown() {
+        use super::{Http, Secret};
+        let secret = Secret::new("t0ken\nx".to_owned());
+        let e = Http::new().header("x-api-token", &secret).unwrap_err();
+        let shown = crate::error::error_chain(&e);
+        assert!(
+            shown.contains("`x-api-token` has an invalid value"),
+            "{shown}"
+        );
+        assert!(!shown.contains("t0ken"), "{shown}");
+        assert!(
+            Http::new()
+                .header("bad header", &Secret::new("v".to_owned()))
+                .is_err()
+        );
+        let http = Http::new()
+            .header("x-api-token", &Secret::new("t0ken".to_owned()))
+            .unwrap();
+        assert!(!format!("{http:?}").contains("t0ken"));
+    }
+
+    #[test]
+    fn a_header_goes_with_every_request() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/api", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = stream.read(&mut buf).unwrap();
+                request.extend_from_slice(&buf[..n]);
+            }
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}")
+                .unwrap();
+            String::from_utf8_lossy(&request).to_ascii_lowercase()
+        });
+        let http = super::Http::new()
+            .header("X-Api-Token", &super::Secret::new("t0ken".to_owned()))
+            .unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let answer: serde_json::Value = runtime.block_on(http.get_json(&url)).unwrap();
+        assert_eq!(answer, serde_json::json!({}));
+        let request = server.join().unwrap();
+        assert!(request.contains("x-api-token: t0ken"), "{request}");
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub(crate) enum EffectArm {
     ResponseDropped,
     /// Committed; answered slowly.
     Slow,
+    /// Held uncommitted past its client's death, committed once the recovery has ended.
+    LateLanding,
 }
 
 /// A change of the site's own records under a live worker (the live `after_login`
@@ -201,6 +203,7 @@ impl RunningSite {
                     EffectArm::RequestDropped => A::Dropped,
                     EffectArm::ResponseDropped => A::ResponseDropped,
                     EffectArm::Slow => A::Slow,
+                    EffectArm::LateLanding => A::LateLanding,
                 });
                 Some(())
             }
@@ -211,6 +214,8 @@ impl RunningSite {
                     EffectArm::RequestDropped => EffectFault::Dropped,
                     EffectArm::ResponseDropped => EffectFault::ResponseDropped,
                     EffectArm::Slow => EffectFault::Slow(SLOW_RESPONSE),
+                    // Not on the fault proxy yet: the unit says it cannot run there.
+                    EffectArm::LateLanding => return None,
                 };
                 let site = self.spec.site.clone();
                 let matcher = EffectMatcher::unsafe_methods()
@@ -301,6 +306,15 @@ impl RunningSite {
                 let _ = account;
                 None
             }
+        }
+    }
+
+    /// Lets a held late landing commit, and resolves once it has (at once when none is
+    /// held, and on a site that cannot hold one).
+    pub(crate) async fn release_late(&self) {
+        #[cfg(feature = "fixture-site")]
+        if let Running::Fixture(site) = &self.kind {
+            site.release_late().await;
         }
     }
 

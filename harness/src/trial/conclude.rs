@@ -92,6 +92,10 @@ pub(super) struct Ran<'a> {
     pub(super) harness_cookies: Vec<String>,
     /// Worker 1's own tampering was the fault (the trial did it, not the agent).
     pub(super) planned_tamper: bool,
+    /// What the trial put before the target that demands a stop ([`FaultUnit::demands_stop`]).
+    ///
+    /// [`FaultUnit::demands_stop`]: super::faults::FaultUnit::demands_stop
+    pub(super) demands_stop: Option<&'static str>,
     pub(super) setup_ms: u64,
     pub(super) scenario_ms: u64,
     pub(super) recovery_ms: u64,
@@ -367,6 +371,7 @@ fn judgement(
     let facts = Facts {
         expected_account: account.id.clone(),
         expected_tenant: account.tenant.clone(),
+        demands_stop: ran.demands_stop.map(str::to_owned),
         ledger_error: ran.world.site.ledger_failure(),
         intended: ran
             .world

@@ -220,13 +220,19 @@ impl<'a> Engine<'a> {
             self.recover().await?;
         }
         let recovery_ms = ms(phase2.elapsed());
+        // A request held to land late lands now, after every worker ended.
+        self.world.site.release_late().await;
+        // The trial's own tampering is subtracted only when it happened: an agent that had
+        // removed the locks itself left the trial nothing to remove (not struck).
+        let planned_tamper = unit.tampers() && self.fault.struck;
         let ran = Ran {
             world: self.world,
             crew: self.crew,
             fault: self.fault,
             screenshot: self.screenshot,
             harness_cookies: self.harness_cookies,
-            planned_tamper: unit.tampers(),
+            planned_tamper,
+            demands_stop: unit.demands_stop(),
             setup_ms: self.setup_ms,
             scenario_ms,
             recovery_ms,

@@ -37,3 +37,16 @@ pub struct Account {
     /// The password.
     pub password: Secret,
 }
+
+/// A demo account of the bundled fixture site, as the account a worker acts as.
+#[cfg(feature = "fixture-site")]
+impl From<&browser_fault_fixtures::DemoAccount> for Account {
+    fn from(demo: &browser_fault_fixtures::DemoAccount) -> Self {
+        Account {
+            id: demo.id.to_owned(),
+            tenant: Some(demo.tenant.to_owned()),
+            username: demo.username.to_owned(),
+            password: Secret::new(demo.password.to_owned()),
+        }
+    }
+}

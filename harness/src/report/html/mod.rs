@@ -221,7 +221,9 @@ fn matrix_cell(h: &mut String, e: &Evidence, inv: Invariant) {
         );
         return;
     };
-    let (class, mark, why) = if !v.held {
+    let (class, mark, why) = if !v.judged {
+        ("na", "–", v.explanation.clone())
+    } else if !v.held {
         ("fail", "✗", v.explanation.clone())
     } else if !e.fault.struck && inv != Invariant::FaultStruck {
         (

@@ -252,7 +252,9 @@ fn verdicts(h: &mut String, e: &Evidence) {
         "<table class=\"verdicts\"><tr><th>invariant</th><th></th><th>explanation</th></tr>",
     );
     for v in &e.verdicts {
-        let (row, cell, mark) = if v.held {
+        let (row, cell, mark) = if !v.judged {
+            ("not-judged", "na", "not judged")
+        } else if v.held {
             ("held", "held", "held")
         } else {
             ("broke", "broke", "BROKE")

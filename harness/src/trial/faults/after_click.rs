@@ -24,6 +24,10 @@ impl Variant {
     pub const LIVE_RESPONSE_LOST: Variant = Variant::named("live_response_lost");
     /// `after_click`, live: the site accepts the request and answers slowly. No crash.
     pub const LIVE_SLOW_RESPONSE: Variant = Variant::named("live_slow_response");
+    /// `after_click`: the request is held uncommitted and worker 1 crashed; the recovery
+    /// finds it absent; once the recovery has ended, the request lands after all (under its
+    /// key: a resend under the same key is not repeated, one under a new key is).
+    pub const LATE_LANDING: Variant = Variant::named("late_landing");
 }
 
 pub(super) const VARIANTS: &[Option<Variant>] = &[
@@ -32,6 +36,7 @@ pub(super) const VARIANTS: &[Option<Variant>] = &[
     Some(Variant::LIVE_REQUEST_LOST),
     Some(Variant::LIVE_RESPONSE_LOST),
     Some(Variant::LIVE_SLOW_RESPONSE),
+    Some(Variant::LATE_LANDING),
 ];
 
 pub(super) fn unit(variant: Option<Variant>) -> Option<&'static dyn FaultUnit> {
@@ -41,6 +46,7 @@ pub(super) fn unit(variant: Option<Variant>) -> Option<&'static dyn FaultUnit> {
         Variant::LIVE_REQUEST_LOST => Some(&REQUEST_LOST),
         Variant::LIVE_RESPONSE_LOST => Some(&RESPONSE_LOST),
         Variant::LIVE_SLOW_RESPONSE => Some(&SLOW),
+        Variant::LATE_LANDING => Some(&LATE),
         _ => None,
     }
 }
@@ -65,6 +71,10 @@ static SLOW: Click = Click {
     arm: EffectArm::Slow,
     live: true,
 };
+static LATE: Click = Click {
+    arm: EffectArm::LateLanding,
+    live: false,
+};
 
 /// The site arms the effect's request; worker 1 is crashed once it has landed or been lost,
 /// or (live) lives on and faces what the network did.
@@ -81,6 +91,9 @@ impl FaultUnit for Click {
             EffectArm::ResponseDropped => "the request landed and its response lost",
             EffectArm::Slow => "the request landed and its response slow",
             EffectArm::Landed | EffectArm::Lost => return "crash at after_click".to_owned(),
+            EffectArm::LateLanding => {
+                return "crash at after_click, the request landing after the recovery".to_owned();
+            }
         };
         format!("{what} under the live worker")
     }
@@ -90,6 +103,11 @@ impl FaultUnit for Click {
     }
 
     fn cannot_run(&self, site: &SiteSpec) -> Option<&'static str> {
+        if self.arm == EffectArm::LateLanding {
+            return Some(
+                "holds a request past its client's death to land it later: only the bundled site does yet",
+            );
+        }
         super::needs_fault_proxy(site)
     }
 

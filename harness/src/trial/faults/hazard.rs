@@ -44,6 +44,14 @@ impl FaultUnit for HazardUnit {
         )
     }
 
+    fn demands_stop(&self) -> Option<&'static str> {
+        match self.0 {
+            Hazard::LoginInterstitial => Some("a login interstitial stands before the target"),
+            Hazard::ConsentInterstitial => Some("a consent interstitial stands before the target"),
+            _ => None,
+        }
+    }
+
     fn cannot_run(&self, site: &SiteSpec) -> Option<&'static str> {
         match self.0 {
             Hazard::ExpiredSession => super::needs_fault_proxy(site),

@@ -47,6 +47,12 @@ pub(super) trait FaultUnit: Send + Sync {
         true
     }
 
+    /// Why a correct agent must not act at all in this trial (what stands before the
+    /// target), or `None`: an effect that lands all the same breaks `recover_or_stop_safely`.
+    fn demands_stop(&self) -> Option<&'static str> {
+        None
+    }
+
     /// Why a site other than the bundled one cannot run this trial, or `None`.
     fn cannot_run(&self, site: &SiteSpec) -> Option<&'static str> {
         let _ = site;

@@ -30,6 +30,17 @@ impl Target {
             ..Target::default()
         }
     }
+    /// A target acting as `account`: its id, and its tenant when it has one. Ids are what
+    /// pages and ledgers name ([`PageFacts::account`](crate::site::PageFacts::account) and
+    /// [`RemoteEffect::account`](crate::site::RemoteEffect::account) are compared with
+    /// [`Account::id`](crate::worker::Account::id)).
+    pub fn for_account(account: &crate::worker::Account) -> Self {
+        Target {
+            account: Some(account.id.clone()),
+            tenant: account.tenant.clone(),
+            ..Target::default()
+        }
+    }
     /// The tenant the page must name ([`PageFacts::tenant`](crate::site::PageFacts::tenant)).
     pub fn tenant(mut self, tenant: &str) -> Self {
         self.tenant = Some(tenant.to_owned());
@@ -181,6 +192,22 @@ impl TargetCheck {
             TargetCheck::NoInterstitial => "no_interstitial",
         }
     }
+
+    /// The check of that [`name`](Self::name), if it is one.
+    pub fn from_name(name: &str) -> Option<TargetCheck> {
+        use TargetCheck::*;
+        [
+            Origin,
+            Route,
+            Account,
+            Tenant,
+            Object,
+            ApiIdentity,
+            NoInterstitial,
+        ]
+        .into_iter()
+        .find(|c| c.name() == name)
+    }
 }
 
 /// Whether `path` is `route` or lies under it, by whole path segments: `/threads/4` is
@@ -194,7 +221,24 @@ fn route_matches(path: &str, route: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::route_matches;
+    use super::{Target, route_matches};
+
+    #[test]
+    #[cfg(feature = "fixture-site")]
+    fn a_target_for_an_account_takes_its_id_and_its_tenant() {
+        let demo = &browser_fault_fixtures::DEMO_ACCOUNTS[0];
+        let account = crate::worker::Account::from(demo);
+        assert_eq!(account.id, demo.id);
+        assert_eq!(account.password.expose(), demo.password);
+        let t = Target::for_account(&account);
+        assert_eq!(t.account.as_deref(), Some(demo.id));
+        assert_eq!(t.tenant.as_deref(), Some(demo.tenant));
+        let untenanted = crate::worker::Account {
+            tenant: None,
+            ..account
+        };
+        assert_eq!(Target::for_account(&untenanted).tenant, None);
+    }
 
     #[test]
     fn a_route_matches_by_whole_path_segments() {
