@@ -54,22 +54,18 @@ pub(crate) fn stopping() -> bool {
 pub(crate) struct LiveRoot(PathBuf);
 
 impl LiveRoot {
-    /// Makes the trial root `root` with its owner marker (`write_owner`) and registers it, unless the stop
-    /// has begun: then nothing is made. One lock holds the check, the folder and the
-    /// registration, so the stop knows every root there is.
+    /// Makes the trial root `root` with `make` (which puts its owner marker in it) and
+    /// registers it, unless the stop has begun: then nothing is made. One lock holds the
+    /// check, the folder and the registration, so the stop knows every root there is.
     pub(crate) fn create(
         root: &Path,
-        write_owner: impl FnOnce(&Path) -> std::io::Result<()>,
+        make: impl FnOnce(&Path) -> std::io::Result<()>,
     ) -> std::io::Result<LiveRoot> {
         let mut state = lock();
         if state.stopping {
             return Err(refused());
         }
-        let made = std::fs::create_dir_all(root).and_then(|()| write_owner(root));
-        if let Err(e) = made {
-            let _ = std::fs::remove_dir_all(root);
-            return Err(e);
-        }
+        make(root)?;
         state.roots.insert(root.to_owned());
         Ok(LiveRoot(root.to_owned()))
     }

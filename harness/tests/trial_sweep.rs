@@ -145,7 +145,7 @@ fn owner_marker() -> String {
 fn owner_child_role() {
     // Not a test on its own: a child that marks roots as its own, then dies.
     if let Ok(roots) = std::env::var(OWNER_CHILD_ENV) {
-        for root in roots.split(':') {
+        for root in roots.split(':').filter(|r| !r.is_empty()) {
             std::fs::create_dir_all(root).unwrap();
             std::fs::write(Path::new(root).join("owner.json"), owner_marker()).unwrap();
         }
@@ -190,4 +190,104 @@ fn a_root_without_a_journal_goes_once_its_owner_is_proven_dead_and_it_holds_noth
         alive.join("owner.json").exists(),
         "a live owner's root stays"
     );
+}
+
+/// Marks `roots` as owned by a child process that then exits: their owner is proven dead.
+fn owned_by_a_dead_process(roots: &[&Path]) -> u32 {
+    let joined: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "owner_child_role", "--nocapture"])
+        .env(OWNER_CHILD_ENV, joined.join(":"))
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    pid
+}
+
+#[test]
+fn a_root_whose_owner_died_before_its_first_profile_was_owned_goes_and_one_with_more_stays() {
+    // A SIGKILL between the journal and the profile's owner marker: the journal, the store
+    // and a profile folder whose marker was still being written.
+    let base = tempfile::tempdir().unwrap();
+    let cut = base.path().join("cutshort");
+    let cluttered = base.path().join("cluttrd2");
+    owned_by_a_dead_process(&[&cut, &cluttered]);
+    for root in [&cut, &cluttered] {
+        let journal = Journal::open(&root.join("journal.sqlite3")).unwrap();
+        journal
+            .create_run(&NewRun::new("dead-run", "s", "t"))
+            .unwrap();
+        ProfileStore::open(root.join("profiles")).unwrap();
+        let half = root.join("profiles/p-dead-run");
+        std::fs::create_dir(&half).unwrap();
+        std::fs::write(
+            half.join(format!(
+                "{}.tmp-4242",
+                browser_fault::profile::OWNER_MARKER_FILE
+            )),
+            b"{\"form",
+        )
+        .unwrap();
+    }
+    // Something a browser or a user put there: not what a setup leaves.
+    std::fs::write(cluttered.join("profiles/p-dead-run/Cookies"), b"keep").unwrap();
+
+    let summary = sweep_stale_roots(base.path());
+
+    assert!(!cut.exists(), "the cut-short setup is removed");
+    assert_eq!(summary.removed_roots, 1);
+    assert!(
+        cluttered.join("profiles/p-dead-run/Cookies").exists(),
+        "a root holding more than a setup makes is kept"
+    );
+    assert!(
+        summary
+            .kept
+            .iter()
+            .any(|(p, why)| p == &cluttered && why == "no owned profile")
+    );
+    assert!(
+        !base
+            .path()
+            .read_dir()
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with('.')),
+        "no retired folder is left"
+    );
+}
+
+#[test]
+fn a_removal_cut_short_and_a_making_cut_short_are_finished_and_a_live_making_stays() {
+    let base = tempfile::tempdir().unwrap();
+    // A removal cut short: what was left of a retired root, whatever it still holds.
+    let retired = base.path().join(".removing-0badc0de");
+    std::fs::create_dir_all(retired.join("scratch")).unwrap();
+    std::fs::write(retired.join("journal.sqlite3"), b"half").unwrap();
+    // A root being made by a process that died, and one being made by this live process.
+    let dead_pid = owned_by_a_dead_process(&[]);
+    let dead_making = base
+        .path()
+        .join(format!(".making-{dead_pid}-unknown-feedf00d"));
+    std::fs::create_dir(&dead_making).unwrap();
+    let pid = std::process::id();
+    let ticks = browser_fault::_internal::liveness::process_start_ticks(pid).unwrap();
+    let live_making = base.path().join(format!(".making-{pid}-{ticks}-cafef00d"));
+    std::fs::create_dir(&live_making).unwrap();
+
+    let summary = sweep_stale_roots(base.path());
+
+    assert!(!retired.exists(), "the cut-short removal is finished");
+    assert!(
+        !dead_making.exists(),
+        "a dead process's half-made root goes"
+    );
+    assert!(
+        live_making.exists(),
+        "a live process's root being made stays"
+    );
+    assert_eq!(summary.removed_roots, 2);
+    assert!(summary.kept.is_empty(), "{:?}", summary.kept);
 }

@@ -53,14 +53,14 @@ async fn run_trial_unguarded(
         .trial_root_base
         .join(format!("{:08x}", rand::random::<u32>()));
     // Known to an interrupt of the runner for as long as the trial runs; refused after it.
-    let _live = super::interrupt::LiveRoot::create(&root, super::sweep::write_root_owner)
-        .map_err(folders_err)?;
+    let _live =
+        super::interrupt::LiveRoot::create(&root, super::sweep::make_root).map_err(folders_err)?;
 
     let site = match RunningSite::start((scenario.site)()).await {
         Ok(site) => site,
         Err(e) => {
             // Nothing ran: the root holds its owner marker only, and must not outlive us.
-            let _ = std::fs::remove_dir_all(&root);
+            let _ = super::sweep::remove_root(&root);
             return Err(TrialError::Site(e));
         }
     };
@@ -69,7 +69,7 @@ async fn run_trial_unguarded(
         Err(e) => Err(e),
     };
     site.shutdown().await;
-    let _ = std::fs::remove_dir_all(&root);
+    let _ = super::sweep::remove_root(&root);
     result
 }
 

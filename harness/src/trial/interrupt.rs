@@ -231,9 +231,8 @@ fn remove_root(root: &Path, report: &mut StopReport) {
             }
         }
     }
-    match std::fs::remove_dir_all(root) {
+    match super::sweep::remove_root(root) {
         Ok(()) => report.roots_removed += 1,
-        Err(_) if !root.exists() => report.roots_removed += 1,
         Err(e) => report
             .kept
             .push((root.to_owned(), format!("removing it failed: {e}"))),

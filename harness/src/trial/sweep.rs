@@ -32,9 +32,114 @@ pub fn sweep_stale_roots(base: &Path) -> SweepSummary {
         if !entry.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
-        sweep_root(&root, &mut summary);
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(REMOVING_PREFIX) {
+            // Retired by its owner after its proof, and cut short: finish the removal.
+            if std::fs::remove_dir_all(&root).is_ok() {
+                summary.removed_roots += 1;
+            }
+        } else if let Some(rest) = name.strip_prefix(MAKING_PREFIX) {
+            if making_owner_alive(&root, rest) == Some(false) {
+                // Made by a process that died before the root was in place: it holds at
+                // most the owner marker.
+                if std::fs::remove_dir_all(&root).is_ok() {
+                    summary.removed_roots += 1;
+                }
+            }
+        } else {
+            sweep_root(&root, &mut summary);
+        }
     }
     summary
+}
+
+/// A trial root being made: `.making-<pid>-<start ticks>-<name>`, renamed to `<name>` once
+/// its owner marker is in it, so a root under its own name always has a whole marker.
+const MAKING_PREFIX: &str = ".making-";
+
+/// A trial root being removed: renamed to `.removing-<name>` once its owner has proven what
+/// it had to (every profile cleaned), then removed; a removal cut short (a SIGKILL) leaves
+/// it under that name, and the next sweep finishes it.
+const REMOVING_PREFIX: &str = ".removing-";
+
+/// Makes the trial root `root` with this process's owner marker in it, in one rename: a
+/// process killed while making it leaves a `.making-` folder the sweep can judge by its
+/// name, never a root without its marker.
+pub(crate) fn make_root(root: &Path) -> std::io::Result<()> {
+    let (Some(base), Some(name)) = (root.parent(), root.file_name()) else {
+        return Err(std::io::Error::other(format!(
+            "{} is not a folder inside a trial root base",
+            root.display()
+        )));
+    };
+    std::fs::create_dir_all(base)?;
+    let pid = std::process::id();
+    let ticks = crate::liveness::process_start_ticks(pid)
+        .map_or_else(|| "unknown".to_owned(), |t| t.to_string());
+    let staging = base.join(format!(
+        "{MAKING_PREFIX}{pid}-{ticks}-{}",
+        name.to_string_lossy()
+    ));
+    std::fs::create_dir(&staging)?;
+    let made = write_root_owner(&staging).and_then(|()| rename_noreplace(&staging, root));
+    if made.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    made
+}
+
+/// Removes the trial root `root` (its profiles already removed with proof): renamed to
+/// `.removing-<name>` first, so a removal cut short is finished by the next sweep rather than
+/// leaving a root that no longer proves whose it is. A root already gone is removed.
+pub(crate) fn remove_root(root: &Path) -> std::io::Result<()> {
+    let retired = match (root.parent(), root.file_name()) {
+        (Some(base), Some(name)) => {
+            base.join(format!("{REMOVING_PREFIX}{}", name.to_string_lossy()))
+        }
+        _ => root.to_owned(),
+    };
+    let target = match rename_noreplace(root, &retired) {
+        Ok(()) => retired,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        // Another retired folder of that name: remove this one in place.
+        Err(_) => root.to_owned(),
+    };
+    match std::fs::remove_dir_all(&target) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// `rename(2)` that never replaces what is at `to` (an empty folder would be, silently).
+/// Where the file system cannot refuse atomically (`EINVAL`), a check before the rename.
+fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    match nix::fcntl::renameat2(
+        nix::fcntl::AT_FDCWD,
+        from,
+        nix::fcntl::AT_FDCWD,
+        to,
+        nix::fcntl::RenameFlags::RENAME_NOREPLACE,
+    ) {
+        Ok(()) => Ok(()),
+        Err(nix::errno::Errno::EINVAL) if to.symlink_metadata().is_ok() => Err(
+            std::io::Error::new(std::io::ErrorKind::AlreadyExists, to.display().to_string()),
+        ),
+        Err(nix::errno::Errno::EINVAL) => std::fs::rename(from, to),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Whether the maker of the `.making-` folder `dir` (named `<pid>-<ticks>-<name>` after the
+/// prefix) is alive: by its owner marker where it got that far, else by its name.
+fn making_owner_alive(dir: &Path, rest: &str) -> Option<bool> {
+    if let Some(alive) = root_owner_alive(dir) {
+        return Some(alive);
+    }
+    let mut parts = rest.splitn(3, '-');
+    let pid: u32 = parts.next()?.parse().ok()?;
+    let ticks = parts.next()?.parse().ok();
+    Some(crate::liveness::owner_alive(pid, ticks))
 }
 
 /// The file in a trial root that names the process running the trial.
@@ -73,7 +178,7 @@ fn sweep_root(root: &Path, summary: &mut SweepSummary) {
         // A root whose owner is proven dead and that holds nothing but the owner marker is
         // what a run that died (or failed) before its journal leaves: nothing else to prove.
         if root_owner_alive(root) == Some(false) && only_owner_marker(root) {
-            if std::fs::remove_dir_all(root).is_ok() {
+            if remove_root(root).is_ok() {
                 summary.removed_roots += 1;
             }
             return;
@@ -98,8 +203,16 @@ fn sweep_root(root: &Path, summary: &mut SweepSummary) {
     };
     let run_ids = run_ids(&store);
     if run_ids.is_empty() {
-        // A root being set up right now (another test process: nextest runs one per trial)
-        // has its journal before its first owned profile; no owner, no proof it is dead.
+        // A root being set up has its journal before its first owned profile. Its owner
+        // marker says whether its maker lives (another test process: nextest runs one per
+        // trial); one that died there left nothing a browser ever used.
+        if root_owner_alive(root) == Some(false) && holds_only_setup(root) {
+            drop(journal);
+            if remove_root(root).is_ok() {
+                summary.removed_roots += 1;
+            }
+            return;
+        }
         summary
             .kept
             .push((root.to_owned(), "no owned profile".into()));
@@ -126,7 +239,7 @@ fn sweep_root(root: &Path, summary: &mut SweepSummary) {
     }
     if store.profile_dirs().is_empty() {
         drop(journal);
-        if std::fs::remove_dir_all(root).is_ok() {
+        if remove_root(root).is_ok() {
             summary.removed_roots += 1;
         }
     }
@@ -148,6 +261,60 @@ fn only_owner_marker(root: &Path) -> bool {
         seen = true;
     }
     seen
+}
+
+/// Whether `root` holds only what a trial makes before its first profile is owned: its owner
+/// marker, its journal (with SQLite's side files) and a profile store whose folders are
+/// empty or hold a marker still being written. No symlink, nothing else.
+fn holds_only_setup(root: &Path) -> bool {
+    const FILES: [&str; 5] = [
+        ROOT_OWNER_FILE,
+        "journal.sqlite3",
+        "journal.sqlite3-wal",
+        "journal.sqlite3-shm",
+        "journal.sqlite3-journal",
+    ];
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return false;
+    };
+    entries.into_iter().all(|entry| {
+        let Ok(entry) = entry else { return false };
+        let Ok(kind) = entry.file_type() else {
+            return false;
+        };
+        let name = entry.file_name();
+        if kind.is_file() {
+            FILES.iter().any(|f| name == *f)
+        } else if kind.is_dir() && name == "profiles" {
+            profiles_hold_no_profile(&entry.path())
+        } else {
+            false
+        }
+    })
+}
+
+/// Whether a profile store holds nothing but folders without an owner marker, each empty or
+/// holding the marker's temporary file ([`ProfileStore::create`] cut short).
+fn profiles_hold_no_profile(store: &Path) -> bool {
+    let tmp_prefix = format!("{}.tmp-", crate::profile::OWNER_MARKER_FILE);
+    let Ok(entries) = std::fs::read_dir(store) else {
+        return false;
+    };
+    entries.into_iter().all(|entry| {
+        let Ok(entry) = entry else { return false };
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            return false;
+        }
+        let Ok(inner) = std::fs::read_dir(entry.path()) else {
+            return false;
+        };
+        inner.into_iter().all(|file| {
+            file.is_ok_and(|f| {
+                f.file_type().is_ok_and(|t| t.is_file())
+                    && f.file_name().to_string_lossy().starts_with(&tmp_prefix)
+            })
+        })
+    })
 }
 
 /// The run ids named by the profiles' owner markers (the runs that matter for removal).

@@ -250,6 +250,8 @@ struct Round {
     roots: usize,
     started_after: usize,
     problems: Vec<String>,
+    /// What the next run's sweep said (SIGKILL rounds).
+    sweep_said: String,
 }
 
 /// Clock ticks since boot, now, as a process's start time counts them: the start time of a
@@ -403,6 +405,12 @@ fn one_round(matrix: &[&str], sig: Sig, at: Duration) -> Result<Round, Failed> {
                     String::from_utf8_lossy(&next.stderr)
                 ));
             }
+            // What the sweep kept, and why: the diagnosis of a root left behind.
+            round.sweep_said = String::from_utf8_lossy(&next.stderr)
+                .lines()
+                .filter(|l| l.contains("browser-fault: kept") || l.contains("swept"))
+                .collect::<Vec<_>>()
+                .join("\n");
         }
     }
     if let Some(watch) = watch.take() {
@@ -443,8 +451,38 @@ fn count_leftovers(case: &Case, round: &mut Round) {
     let roots = case.roots();
     if !roots.is_empty() {
         round.roots = roots.len();
-        round.problems.push(format!("trial roots left: {roots:?}"));
+        let held: Vec<String> = roots
+            .iter()
+            .map(|r| format!("{}: {:?}", r.display(), tree(r)))
+            .collect();
+        round.problems.push(format!(
+            "trial roots left: {roots:?}; they hold {}; the next run's sweep said: {:?}",
+            held.join(", "),
+            round.sweep_said
+        ));
     }
+}
+
+/// The paths under `dir`, relative to it: what a root left behind holds.
+fn tree(dir: &std::path::Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            found.push(
+                path.strip_prefix(dir)
+                    .unwrap_or(&path)
+                    .display()
+                    .to_string(),
+            );
+            if entry.file_type().is_ok_and(|t| t.is_dir()) && found.len() < 40 {
+                stack.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
 }
 
 fn wait_within(child: &mut Child, limit: Duration) -> Result<ExitStatus, Failed> {
