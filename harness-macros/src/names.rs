@@ -4,7 +4,7 @@
 //! tables below repeat `browser_fault::plan`. They must list the same names, in the same
 //! order, as `Boundary::as_str` / `Boundary::ALL`, `Hazard::as_str` / `Hazard::ALL` and
 //! `CrashMode::as_str`. A renamed variant breaks the `pass` ui cases; a renamed string or a
-//! reordered list breaks `harness/tests/ui/pass/names_match_runtime.rs`.
+//! reordered list breaks `harness/tests/macro_forms/names_match_runtime.rs`.
 
 /// One name a user writes, and the variant it becomes in the generated code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

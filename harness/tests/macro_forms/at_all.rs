@@ -15,7 +15,7 @@ async fn defaults(_w: &mut Worker) -> TaskResult {
     Ok(Outcome::Completed)
 }
 
-fn main() {
+fn the_macro_registers_what_it_was_given() {
     let all = browser_fault::trial::scenarios();
     let names: Vec<&str> = all.iter().map(|s| s.name).collect();
     assert_eq!(names, ["defaults", "explicit"]);
@@ -25,10 +25,21 @@ fn main() {
         assert_eq!(s.crash_mode, CrashMode::Kill);
         assert_eq!(s.timeout, Scenario::DEFAULT_TIMEOUT);
         assert_eq!(s.account, None);
-        // trybuild names the crate; a scenario at the root has the crate's path.
+        // the test target names the crate; a scenario at the root has the crate's path.
         assert!(!s.module_path.contains("::"), "{}", s.module_path);
         assert!(s.file.ends_with("at_all.rs"), "{}", s.file);
     }
     assert_eq!(all[0].line, 14);
     assert_eq!(all[1].line, 9);
+}
+
+/// A `harness = false` target, so that the scenarios above are only registered (`cfg(test)`
+/// would make them a `#[test]` that runs their trials), run as one named test.
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let check = libtest_mimic::Trial::test("the_macro_registers_what_it_was_given", || {
+        the_macro_registers_what_it_was_given();
+        Ok(())
+    });
+    libtest_mimic::run(&args, vec![check]).exit();
 }

@@ -15,6 +15,8 @@ mod messages {
     pub(crate) mod send {
         use super::*;
 
+        // `pub` as a user writes it, in a module that is not: the macro keeps it as it is.
+        #[allow(unreachable_pub)]
         #[browser_fault(at = "browser_crash")]
         pub async fn send(_w: &mut Worker) -> TaskResult {
             Ok(Outcome::Completed)
@@ -33,10 +35,10 @@ mod messages {
     }
 }
 
-fn main() {
+fn the_macro_registers_what_it_was_given() {
     let all: Vec<(&str, &str)> = browser_fault::trial::scenarios()
         .iter()
-        // The path after the crate's name (trybuild names the crate).
+        // The path after the crate's name (the test target names the crate).
         .map(|s| {
             (
                 s.name,
@@ -52,4 +54,15 @@ fn main() {
             ("type", "messages::send"),
         ]
     );
+}
+
+/// A `harness = false` target, so that the scenarios above are only registered (`cfg(test)`
+/// would make them a `#[test]` that runs their trials), run as one named test.
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let check = libtest_mimic::Trial::test("the_macro_registers_what_it_was_given", || {
+        the_macro_registers_what_it_was_given();
+        Ok(())
+    });
+    libtest_mimic::run(&args, vec![check]).exit();
 }

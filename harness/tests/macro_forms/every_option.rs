@@ -37,7 +37,7 @@ async fn two_workers(_w: &mut Worker) -> TaskResult {
     Ok(Outcome::Completed)
 }
 
-fn main() {
+fn the_macro_registers_what_it_was_given() {
     let all = browser_fault::trial::scenarios();
     let names: Vec<&str> = all.iter().map(|s| s.name).collect();
     assert_eq!(names, ["log_in", "send_message", "two_workers"]);
@@ -69,4 +69,15 @@ fn main() {
     assert_eq!(two.crash_mode, CrashMode::Kill);
     assert_eq!(two.timeout, Duration::from_secs(120));
     assert_eq!(two.intended_effects(), 0);
+}
+
+/// A `harness = false` target, so that the scenarios above are only registered (`cfg(test)`
+/// would make them a `#[test]` that runs their trials), run as one named test.
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let check = libtest_mimic::Trial::test("the_macro_registers_what_it_was_given", || {
+        the_macro_registers_what_it_was_given();
+        Ok(())
+    });
+    libtest_mimic::run(&args, vec![check]).exit();
 }

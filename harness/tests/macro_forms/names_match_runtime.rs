@@ -59,7 +59,7 @@ const HAZARDS: [&str; 8] = [
     "credential_rotated",
 ];
 
-fn main() {
+fn the_macro_registers_what_it_was_given() {
     let all = browser_fault::trial::scenarios();
     let (all_names, every_name) = (all[0], all[1]);
 
@@ -79,4 +79,15 @@ fn main() {
     assert_eq!(all_names.crash_mode, CrashMode::Kill);
     assert_eq!(all_names.hazards, Hazard::ALL);
     assert_eq!(all_names.boundaries, Boundary::ALL);
+}
+
+/// A `harness = false` target, so that the scenarios above are only registered (`cfg(test)`
+/// would make them a `#[test]` that runs their trials), run as one named test.
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let check = libtest_mimic::Trial::test("the_macro_registers_what_it_was_given", || {
+        the_macro_registers_what_it_was_given();
+        Ok(())
+    });
+    libtest_mimic::run(&args, vec![check]).exit();
 }
