@@ -189,6 +189,10 @@ pub struct Evidence {
     pub memory: Memory,
     /// The fault-point screenshot.
     pub screenshot: Option<ScreenshotRef>,
+    /// Why the fault point's screenshot was not kept: the page it showed held a secret (its
+    /// kind and where, never its value), or could not be checked for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot_withheld: Option<String>,
     /// Whether, where and when the trial's fault struck.
     pub fault: FaultRecord,
     /// Profiles left behind by the agent, with who made them.

@@ -23,6 +23,17 @@ pub struct ScreenshotRef {
     pub sha256: String,
 }
 
+/// What came of a fault point's screenshot: kept, or withheld because the page it shows held
+/// a secret (or could not be checked for one). The reason names the secret's kind and where
+/// it showed, never its value.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Shot {
+    /// The screenshot kept in the evidence folder.
+    pub(crate) kept: Option<ScreenshotRef>,
+    /// Why a screenshot that was taken was not kept.
+    pub(crate) withheld: Option<String>,
+}
+
 /// Where a worker's time went, as it measured it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkerTiming {
@@ -59,6 +70,9 @@ pub(crate) enum WorkerEvent {
         boundary: FaultPoint,
         /// The screenshot taken at the fault point.
         screenshot: Option<ScreenshotRef>,
+        /// Why the fault point's screenshot was not kept (the page showed a secret).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        screenshot_withheld: Option<String>,
         /// The browser's pid, so the trial can kill just the browser.
         browser_pid: Option<u32>,
         /// Where the worker's time went so far.

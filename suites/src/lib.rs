@@ -254,6 +254,33 @@ pub async fn never_acts(w: &mut Worker) -> TaskResult {
     Err(SafeStop::StaleTarget.into())
 }
 
+/// Bug zoo: pastes its password into the message box while it verifies its target ("to
+/// have it at hand"), then overwrites it with the message. Nothing it sends holds the
+/// password, so no invariant breaks; but a screenshot of the verified page would show it in
+/// plain text, and the fault point at `after_target_verified` must not keep one.
+pub async fn pastes_password(w: &mut Worker) -> TaskResult {
+    let route = format!("/threads/{THREAD}");
+    w.require_trusted_profile()?;
+    open_signed_in(w, &route).await?;
+    w.probe_identity().await?;
+    let target = w.target().route(&route).object(THREAD).api();
+    let password = w.account().password.expose().to_owned();
+    w.side_effect("send-hello")
+        .args(format!("thread={THREAD};body=hello"))
+        .verify(move |p| {
+            let (target, password) = (target.clone(), password.clone());
+            async move {
+                p.fill("#body", &password).await?;
+                p.expect_target(target).await
+            }
+        })
+        .act(send_form)
+        .confirm(observe_sent)
+        .reconcile(|p, key| p.effect_status(key))
+        .run()
+        .await
+}
+
 /// Bug zoo: reports what it wishes had happened. When the protocol ends `UNKNOWN`, it tells
 /// its caller `Confirmed`. Caught by `claims_match_facts` at `after_click::lost`, and by
 /// nothing else: its journal is honest, its word is not.

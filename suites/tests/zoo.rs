@@ -50,6 +50,11 @@ async fn never_acts(w: &mut Worker) -> TaskResult {
     browser_fault_suites::never_acts(w).await
 }
 
+#[browser_fault(at = "after_target_verified", effects = "42")]
+async fn pastes_password(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::pastes_password(w).await
+}
+
 #[browser_fault(at = "after_click", effects = "42")]
 async fn boastful(w: &mut Worker) -> TaskResult {
     browser_fault_suites::boastful(w).await
@@ -382,6 +387,16 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
             )
         },
     ),
+    // It sends nothing it should not: it passes, but the page it verified showed its
+    // password, and the fault point's screenshot of that page is not kept.
+    ("pastes_password::after_target_verified", &[], |e, dir| {
+        passes_and_acts(e, dir)?;
+        screenshot_withheld(
+            e,
+            dir,
+            "not kept: the page showed the account's password in a field's value",
+        )
+    }),
     (
         "unobservant::after_click::live_request_lost",
         &[Invariant::AmbiguityVisible, Invariant::ClaimsMatchFacts],
@@ -403,6 +418,26 @@ fn passes_and_acts(e: &Evidence, _: &std::path::Path) -> Result<(), String> {
     } else {
         Err("it did not act, or the fault did not strike".into())
     }
+}
+
+/// The fault point's screenshot was withheld for `why`, and no screenshot is on disk.
+fn screenshot_withheld(e: &Evidence, dir: &std::path::Path, why: &str) -> Result<(), String> {
+    if e.screenshot.is_some() {
+        return Err(format!("a screenshot was kept: {:?}", e.screenshot));
+    }
+    if e.screenshot_withheld.as_deref() != Some(why) {
+        return Err(format!(
+            "the evidence says {:?} of its screenshot, not {why:?}",
+            e.screenshot_withheld
+        ));
+    }
+    if let Some(png) = walk(dir)
+        .into_iter()
+        .find(|f| f.extension().is_some_and(|x| x == "png"))
+    {
+        return Err(format!("{} is on disk", png.display()));
+    }
+    Ok(())
 }
 
 /// The trial's fault struck.

@@ -88,6 +88,8 @@ pub(super) struct Ran<'a> {
     pub(super) crew: Crew,
     pub(super) fault: FaultRecord,
     pub(super) screenshot: Option<ScreenshotRef>,
+    /// Why the fault point's screenshot was not kept.
+    pub(super) screenshot_withheld: Option<String>,
     /// Cookie values of the harness's own browsers: secrets too.
     pub(super) harness_cookies: Vec<String>,
     /// Worker 1's own tampering was the fault (the trial did it, not the agent).
@@ -300,6 +302,7 @@ fn evidence(ran: &Ran<'_>, found: &Found, cleaned: &Cleaned) -> Evidence {
         durations: Durations::default(),
         memory: Default::default(),
         screenshot: ran.screenshot.clone(),
+        screenshot_withheld: ran.screenshot_withheld.clone(),
         fault: ran.fault.clone(),
         leaks: found.leaks.clone(),
         warnings: workers.iter().flat_map(empty_verifications).collect(),

@@ -48,6 +48,8 @@ pub(super) struct Strike {
     pub(super) boundary: FaultPoint,
     /// The screenshot taken there.
     pub(super) screenshot: Option<ScreenshotRef>,
+    /// Why the screenshot taken there was not kept.
+    pub(super) screenshot_withheld: Option<String>,
     /// For a step: the step the worker had just completed.
     pub(super) step: Option<Step>,
     /// Its browser's process id, when the worker knows it.
@@ -66,6 +68,7 @@ pub(super) async fn drive(
             Ok(Some(WorkerEvent::Boundary {
                 boundary,
                 screenshot,
+                screenshot_withheld,
                 browser_pid,
                 timing,
                 cookie_values,
@@ -78,6 +81,7 @@ pub(super) async fn drive(
                 return Stop::Struck(Strike {
                     boundary,
                     screenshot,
+                    screenshot_withheld,
                     step,
                     browser_pid,
                 });

@@ -83,6 +83,8 @@ struct Engine<'a> {
     /// The older copy a stale restore swaps in.
     backup: Option<ProfileBackup>,
     screenshot: Option<ScreenshotRef>,
+    /// Why the fault point's screenshot was not kept.
+    screenshot_withheld: Option<String>,
     /// Cookie values of the harness's own browsers (an account switch): secrets too.
     harness_cookies: Vec<String>,
     setup_ms: u64,
@@ -173,6 +175,7 @@ impl<'a> Engine<'a> {
             fault: FaultRecord::default(),
             backup: None,
             screenshot: None,
+            screenshot_withheld: None,
             harness_cookies: Vec::new(),
             setup_ms: ms(started.elapsed()),
         })
@@ -230,6 +233,7 @@ impl<'a> Engine<'a> {
             crew: self.crew,
             fault: self.fault,
             screenshot: self.screenshot,
+            screenshot_withheld: self.screenshot_withheld,
             harness_cookies: self.harness_cookies,
             planned_tamper,
             demands_stop: unit.demands_stop(),
@@ -258,6 +262,7 @@ impl<'a> Engine<'a> {
             self.fault.worker = Some(1);
             self.fault.at_ms = Some(self.world.elapsed_ms());
             self.screenshot = strike.screenshot.clone();
+            self.screenshot_withheld = strike.screenshot_withheld.clone();
             match unit
                 .at_strike(&mut self.cx(), &mut first, strike, &mut later)
                 .await?

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{Shared, WorkerSpec};
 use crate::browser::{Browser, SessionToken};
-use crate::fault::{Resume, ScreenshotRef};
+use crate::fault::{Resume, ScreenshotRef, Shot};
 use crate::plan::FaultPoint;
 
 pub(crate) async fn strike(shared: &Shared, token: Option<SessionToken>, boundary: FaultPoint) {
@@ -18,25 +18,141 @@ pub(crate) async fn strike(shared: &Shared, token: Option<SessionToken>, boundar
     report_strike(shared, token, boundary, screenshot).await;
 }
 
+/// Takes the fault point's screenshot and keeps it only once the page it shows is checked:
+/// its rendered text and the values of its fields (not `type=password` ones, which show
+/// dots) must hold no secret the worker knows (the account's password, the values of the
+/// cookies the browser holds). A page that shows one, or cannot be checked, is not kept: a
+/// byte scan of the evidence cannot read pixels.
 pub(super) async fn take_screenshot(
     shared: &Shared,
     token: Option<SessionToken>,
     boundary: FaultPoint,
-) -> Option<ScreenshotRef> {
-    let driver = token.and_then(|t| shared.registry.driver(t).ok())?;
-    let dir = shared.fault.screenshot_dir()?;
-    let png = tokio::time::timeout(Duration::from_secs(5), driver.screenshot_as_png())
-        .await
-        .ok()?
-        .ok()?;
-    save_screenshot(dir, &shared.spec, boundary, &png)
+) -> Shot {
+    let Some(driver) = token.and_then(|t| shared.registry.driver(t).ok()) else {
+        return Shot::default();
+    };
+    let Some(dir) = shared.fault.screenshot_dir() else {
+        return Shot::default();
+    };
+    let Ok(Ok(png)) =
+        tokio::time::timeout(Duration::from_secs(5), driver.screenshot_as_png()).await
+    else {
+        return Shot::default();
+    };
+    // After a click the site may hold the navigation, and a cookie read would wait on it;
+    // the screenshot of that point is taken ahead of the click, where none is held.
+    let cookies = if boundary == FaultPoint::AfterClick {
+        Vec::new()
+    } else {
+        cookie_values(shared, token).await
+    };
+    let mut secrets = vec![(
+        "the account's password",
+        shared.spec.account.password.expose().to_owned(),
+    )];
+    secrets.extend(cookies.into_iter().map(|c| ("a cookie's value", c)));
+    let shown = tokio::time::timeout(
+        Duration::from_secs(2),
+        driver.execute(SHOWN_TEXT_SCRIPT, Vec::new()),
+    )
+    .await;
+    let shown = match shown {
+        Ok(Ok(ret)) => match serde_json::from_value::<ShownText>(ret.json().clone()) {
+            Ok(shown) => Some(shown),
+            Err(e) => {
+                shared
+                    .log
+                    .line(&format!("fault point {boundary}: the page's text: {e}"));
+                None
+            }
+        },
+        Ok(Err(e)) => {
+            // The first line says what failed; the rest is chromedriver's stack.
+            let e = e.to_string();
+            let what = e.lines().find(|l| l.contains("error:")).unwrap_or("failed");
+            shared.log.line(&format!(
+                "fault point {boundary}: the page's text: {}",
+                what.trim()
+            ));
+            None
+        }
+        Err(_) => None,
+    };
+    let withheld = match shown {
+        None => Some("not kept: the page could not be checked for secrets".to_owned()),
+        Some(shown) => shown.secret_shown(&secrets),
+    };
+    if let Some(why) = withheld {
+        shared
+            .log
+            .line(&format!("fault point {boundary}: screenshot {why}"));
+        return Shot {
+            kept: None,
+            withheld: Some(why),
+        };
+    }
+    Shot {
+        kept: save_screenshot(dir, &shared.spec, boundary, &png),
+        withheld: None,
+    }
+}
+
+/// What a page shows, as a screenshot would: the rendered text of the document and of its
+/// same-origin frames, and the values of the fields that show their value.
+const SHOWN_TEXT_SCRIPT: &str = r#"
+const docs = [document];
+for (const frame of document.querySelectorAll('iframe, frame')) {
+  try { if (frame.contentDocument) docs.push(frame.contentDocument); } catch (e) {}
+}
+const text = [];
+const fields = [];
+for (const doc of docs) {
+  if (doc.body) text.push(doc.body.innerText || '');
+  for (const el of doc.querySelectorAll('input, textarea, select')) {
+    const type = (el.getAttribute('type') || '').toLowerCase();
+    if (type === 'password' || type === 'hidden') continue;
+    fields.push(String(el.value || ''));
+  }
+}
+return { text: text.join('\n'), fields: fields };
+"#;
+
+/// The answer of [`SHOWN_TEXT_SCRIPT`].
+#[derive(serde::Deserialize)]
+struct ShownText {
+    text: String,
+    fields: Vec<String>,
+}
+
+impl ShownText {
+    /// Why the screenshot is withheld, when the page shows one of `secrets` (compared
+    /// without case: CSS may change it): the secret's kind and where, never its value.
+    fn secret_shown(&self, secrets: &[(&str, String)]) -> Option<String> {
+        let text = self.text.to_lowercase();
+        let fields: Vec<String> = self.fields.iter().map(|f| f.to_lowercase()).collect();
+        secrets
+            .iter()
+            .filter(|(_, value)| value.len() >= MIN_SECRET_LEN)
+            .find_map(|(kind, value)| {
+                let value = value.to_lowercase();
+                if fields.iter().any(|f| f.contains(&value)) {
+                    Some(format!(
+                        "not kept: the page showed {kind} in a field's value"
+                    ))
+                } else if text.contains(&value) {
+                    Some(format!("not kept: the page showed {kind} in its text"))
+                } else {
+                    None
+                }
+            })
+    }
 }
 
 pub(super) async fn report_strike(
     shared: &Shared,
     token: Option<SessionToken>,
     boundary: FaultPoint,
-    screenshot: Option<ScreenshotRef>,
+    screenshot: Shot,
 ) {
     let pid = token.and_then(|t| {
         shared
@@ -99,4 +215,43 @@ fn save_screenshot(
         .map(|b| format!("{b:02x}"))
         .collect();
     Some(ScreenshotRef { file, sha256 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ShownText;
+
+    fn shown(text: &str, fields: &[&str]) -> ShownText {
+        ShownText {
+            text: text.to_owned(),
+            fields: fields.iter().map(|f| (*f).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_page_that_shows_a_secret_is_named_by_kind_and_place_never_by_value() {
+        let secrets = [
+            ("the account's password", "hunter2-CANARY".to_owned()),
+            ("a cookie's value", "sess-0123456789".to_owned()),
+        ];
+        let in_field = shown("Compose", &["hunter2-canary"]).secret_shown(&secrets);
+        assert_eq!(
+            in_field.as_deref(),
+            Some("not kept: the page showed the account's password in a field's value")
+        );
+        let in_text = shown("token: SESS-0123456789", &[]).secret_shown(&secrets);
+        assert_eq!(
+            in_text.as_deref(),
+            Some("not kept: the page showed a cookie's value in its text")
+        );
+        assert!(!in_text.unwrap().contains("0123456789"));
+        assert_eq!(shown("hello", &["hello"]).secret_shown(&secrets), None);
+    }
+
+    #[test]
+    fn a_short_value_is_no_secret_to_look_for() {
+        // A consent flag `yes` would withhold every page that says "yes".
+        let secrets = [("a cookie's value", "yes".to_owned())];
+        assert_eq!(shown("yes, send it", &[]).secret_shown(&secrets), None);
+    }
 }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
-use crate::fault::{Resume, ScreenshotRef, Step, WorkerEvent, WorkerTiming, ms, peak_rss_kb};
+use crate::fault::{Resume, Shot, Step, WorkerEvent, WorkerTiming, ms, peak_rss_kb};
 use crate::plan::FaultPoint;
 
 /// How a worker reaches its trial.
@@ -121,6 +121,7 @@ impl FaultHook {
             WorkerEvent::Boundary {
                 boundary: FaultPoint::AfterStep,
                 screenshot: None,
+                screenshot_withheld: None,
                 browser_pid,
                 timing: self.timing(),
                 cookie_values: Vec::new(),
@@ -270,7 +271,7 @@ impl FaultHook {
     pub(crate) async fn strike(
         &self,
         boundary: FaultPoint,
-        screenshot: Option<ScreenshotRef>,
+        screenshot: Shot,
         browser_pid: Option<u32>,
         cookie_values: Vec<String>,
     ) -> Resume {
@@ -278,7 +279,8 @@ impl FaultHook {
         let timing = self.timing();
         self.report(WorkerEvent::Boundary {
             boundary,
-            screenshot,
+            screenshot: screenshot.kept,
+            screenshot_withheld: screenshot.withheld,
             browser_pid,
             timing,
             cookie_values,

@@ -49,7 +49,7 @@ use launch::short;
 use locks::singleton_lock_owner;
 
 use crate::browser::{Browser, BrowserBinaries, SessionRegistry, SessionToken};
-use crate::fault::{ScreenshotRef, WorkerEvent};
+use crate::fault::{Shot, WorkerEvent};
 use crate::journal::Journal;
 use crate::lease::{Lease, LeaseHolder};
 use crate::logtail::LogTail;
@@ -729,16 +729,16 @@ impl Worker {
     /// Takes the screenshot of `boundary`'s fault point now, when it is armed: for a point
     /// that follows an action whose navigation the site may hold (a screenshot then would
     /// wait on that navigation). [`Worker::strike_with`] reports it.
-    pub(crate) async fn screenshot_ahead(&self, boundary: Boundary) -> Option<ScreenshotRef> {
+    pub(crate) async fn screenshot_ahead(&self, boundary: Boundary) -> Shot {
         let boundary = FaultPoint::from(boundary);
         if !self.shared.fault.is_armed_for(boundary) {
-            return None;
+            return Shot::default();
         }
         take_screenshot(&self.shared, self.token, boundary).await
     }
 
     /// The fault point of `boundary` with a screenshot taken ahead.
-    pub(crate) async fn strike_with(&self, boundary: Boundary, screenshot: Option<ScreenshotRef>) {
+    pub(crate) async fn strike_with(&self, boundary: Boundary, screenshot: Shot) {
         let boundary = FaultPoint::from(boundary);
         self.shared.fault.crossed(boundary).await;
         if self.shared.fault.is_armed_for(boundary) {

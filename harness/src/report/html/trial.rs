@@ -270,6 +270,14 @@ fn verdicts(h: &mut String, e: &Evidence) {
 }
 
 fn screenshot(h: &mut String, t: &TrialOutcome) {
+    if let Some(why) = t
+        .evidence
+        .as_ref()
+        .and_then(|e| e.screenshot_withheld.as_ref())
+    {
+        let _ = write!(h, "<p class=\"muted\">withheld: {}</p>", escape(why));
+        return;
+    }
     let Some(path) = t.screenshot_path() else {
         h.push_str(
             "<p class=\"muted\">none (no fault point was crossed with a screen to take)</p>",
