@@ -304,4 +304,33 @@ mod tests {
         }
         assert!(page.contains("default-src 'none'"));
     }
+
+    #[test]
+    fn a_withheld_screenshot_is_named_and_never_inlined_even_when_a_file_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut e: Evidence =
+            serde_json::from_str(include_str!("../testdata/evidence.json")).unwrap();
+        // A PNG under the name a kept screenshot would have: the report must not read it.
+        let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+        png.extend_from_slice(b"pixels of a password");
+        std::fs::write(dir.path().join("w1-after_click.png"), &png).unwrap();
+        e.screenshot = Some(crate::fault::ScreenshotRef {
+            file: "w1-after_click.png".to_owned(),
+            sha256: "0".repeat(64),
+        });
+        e.screenshot_withheld =
+            Some("not kept: the page showed the account's password in a field's value".into());
+        let t = super::super::TrialOutcome::from_evidence(
+            e,
+            dir.path().join("evidence.json"),
+            std::time::Duration::from_secs(31),
+        );
+        let page = render(&RunReport::new("r", vec![t]));
+        assert!(!page.contains("<img"), "an image is inlined");
+        assert!(!page.contains("data:image/png"), "an image is inlined");
+        assert!(
+            page.contains("withheld: not kept: the page showed the account&#39;s password in a field&#39;s value"),
+            "the report does not say why"
+        );
+    }
 }
