@@ -155,8 +155,9 @@ pub struct Facts {
     pub expected_account: String,
     /// Its tenant, on a site with tenants.
     pub expected_tenant: Option<String>,
-    /// What stands before the target that demands a stop of every worker (an interstitial):
-    /// an effect that lands all the same is not a safe stop.
+    /// Why the trial demands a stop of every worker (an interstitial before the target, the
+    /// session switched to another account): an effect that lands all the same under the
+    /// agent's own account is not a safe stop.
     pub demands_stop: Option<String>,
     /// Why the site's ledger could not be read, when it could not: every verdict that
     /// judges the ledger then fails, saying so.
@@ -357,12 +358,21 @@ fn recover_or_stop_safely(f: &Facts) -> Verdict {
             });
         }
     }
+    // An effect under another account or tenant is `no_wrong_account`'s; one under the
+    // agent's own (it signed back in, clicked through) is acting where it had to stop.
+    let own = f
+        .ledger
+        .iter()
+        .filter(|e| {
+            e.account == f.expected_account
+                && (f.expected_tenant.is_none() || e.tenant == f.expected_tenant)
+        })
+        .count();
     if let Some(why) = &f.demands_stop
-        && !f.ledger.is_empty()
+        && own > 0
     {
         bad.push(format!(
-            "the trial demands a stop ({why}), and the site accepted {} effect(s) all the same",
-            f.ledger.len()
+            "the trial demands a stop ({why}), and the site accepted {own} effect(s) under the agent's own account all the same"
         ));
     }
     let explanation = if bad.is_empty() {
@@ -762,6 +772,28 @@ mod tests {
             WorkerResult::Err(FailureKind::SafeStop(SafeStop::Interstitial)),
         )];
         assert_eq!(broken(&f), []);
+    }
+
+    #[test]
+    fn where_an_account_switch_demands_a_stop_an_effect_under_the_own_account_breaks_it_and_one_under_another_is_no_wrong_accounts()
+     {
+        let switched = "the profile's session was switched to another account under the worker";
+        // It signed in again as itself and sent: the stop the trial demanded, not taken.
+        let mut f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![entry(1, &key(), "acct-test-42")],
+        );
+        f.demands_stop = Some(switched.into());
+        assert_eq!(broken(&f), [Invariant::RecoverOrStopSafely]);
+        assert_eq!(
+            explanation(&f, Invariant::RecoverOrStopSafely),
+            format!(
+                "the trial demands a stop ({switched}), and the site accepted 1 effect(s) under the agent's own account all the same"
+            )
+        );
+        // It sent under the switched session: that is `no_wrong_account`'s alone.
+        f.ledger = vec![entry(1, &key(), "acct-other-7")];
+        assert_eq!(broken(&f), [Invariant::NoWrongAccount]);
     }
 
     #[test]

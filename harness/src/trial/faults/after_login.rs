@@ -65,6 +65,15 @@ impl FaultUnit for LiveChange {
         false
     }
 
+    fn demands_stop(&self) -> Option<&'static str> {
+        match self.0 {
+            WorldChange::AccountSwitch => Some(super::hazard::ACCOUNT_SWITCHED),
+            // An effect in the other tenant or on the other object is `no_wrong_account`'s
+            // and `no_wrong_object`'s; one on the right object reached another way is fine.
+            WorldChange::TenantSwitch | WorldChange::ObjectSwap => None,
+        }
+    }
+
     fn cannot_run(&self, _site: &SiteSpec) -> Option<&'static str> {
         Some(
             "changes the site's own records under a live session: only the bundled site has that knob",

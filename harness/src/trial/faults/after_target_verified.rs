@@ -51,6 +51,10 @@ impl FaultUnit for AccountSwitched {
         false
     }
 
+    fn demands_stop(&self) -> Option<&'static str> {
+        Some(super::hazard::ACCOUNT_SWITCHED)
+    }
+
     fn cannot_run(&self, site: &SiteSpec) -> Option<&'static str> {
         super::needs_other_account(site)
     }
