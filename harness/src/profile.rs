@@ -396,6 +396,23 @@ impl ProfileStore {
         Ok(marker.generation)
     }
 
+    /// Puts the marker's generation back to `generation` (atomically replacing the file),
+    /// never forward: what the harness does once browsers of its own have signed the
+    /// profile in as another account, so that the change reads as the world's (an older
+    /// backup stays older) and not as a worker's. Call it while no worker runs.
+    pub(crate) fn rewind_generation(
+        &self,
+        profile: &Profile,
+        generation: u64,
+    ) -> Result<(), ProfileError> {
+        let mut marker = self.marker(profile)?;
+        if marker.generation > generation {
+            marker.generation = generation;
+            write_marker(profile.path(), &marker)?;
+        }
+        Ok(())
+    }
+
     /// Records in the marker that the profile was last written by browser major `version`
     /// (atomically replacing the file): what a browser upgrade, or an explicit migration,
     /// leaves behind. Call it while holding the profile's lease, or while no worker runs.

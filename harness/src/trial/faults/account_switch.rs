@@ -24,6 +24,25 @@ async fn harness_sign_in(e: &UnitCtx<'_, '_>) -> Result<Vec<String>, String> {
         site.set_hazard(Hazard::AccountSwitch, true)?;
         return Ok(Vec::new());
     }
+    // The harness's browsers bump the profile's generation as any worker's do; the switch
+    // is the world's, so the generation goes back to what it was (a restored backup stays
+    // older than the run's last session, and reads as rolled back, not advanced).
+    let generation = e
+        .store
+        .marker(&e.profile)
+        .map_err(|err| format!("the profile's marker: {err}"))?
+        .generation;
+    let switched = browsers_sign_in(e).await;
+    e.store
+        .rewind_generation(&e.profile, generation)
+        .map_err(|err| format!("the profile's generation could not be put back: {err}"))?;
+    switched
+}
+
+/// Signs the profile in as the spec's other account with a browser of the harness's own,
+/// and checks with a second one that the sign-in outlived the first.
+async fn browsers_sign_in(e: &UnitCtx<'_, '_>) -> Result<Vec<String>, String> {
+    let site = e.site;
     let other = site
         .spec()
         .other_account
