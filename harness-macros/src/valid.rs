@@ -163,26 +163,12 @@ fn check_command_fn(func: &ScenarioFn, errors: &mut Errors) {
     const FORM: &str = "with `command`, the scenario fn adjusts the command: \
                         `fn name(agent: AgentCommand) -> AgentCommand { agent }`";
     let sig = &func.sig;
-    if let Some(attr) = func.attrs.iter().find(|a| is_path(a.path(), "test")) {
-        errors.push(Error::new_spanned(
-            attr,
-            "remove #[test]: #[browser_fault] generates the test for this scenario",
-        ));
-    }
+    check_plain_fn(func, errors);
     if let Some(a) = &sig.asyncness {
         errors.push(Error::new_spanned(
             a,
             format!("{FORM}; it is not `async` (the harness runs the command)"),
         ));
-    }
-    if let Some(c) = &sig.constness {
-        errors.push(Error::new_spanned(c, "a scenario fn cannot be `const`"));
-    }
-    if let Some(u) = &sig.unsafety {
-        errors.push(Error::new_spanned(u, "a scenario fn cannot be `unsafe`"));
-    }
-    if let Some(abi) = &sig.abi {
-        errors.push(Error::new_spanned(abi, "a scenario fn cannot be `extern`"));
     }
     check_generics(sig, errors);
     match (sig.inputs.len(), sig.inputs.first()) {
@@ -418,6 +404,27 @@ pub(crate) fn parse_duration(text: &str) -> Result<u64, String> {
 /// `const`, `unsafe`, `extern`.
 fn check_fn(func: &ScenarioFn, errors: &mut Errors) {
     let sig = &func.sig;
+    check_plain_fn(func, errors);
+    if sig.asyncness.is_none() {
+        errors.push(Error::new_spanned(
+            sig.fn_token,
+            "a scenario must be an `async fn`: write `async fn`",
+        ));
+    }
+    check_generics(sig, errors);
+    check_inputs(sig, errors);
+    if let ReturnType::Default = sig.output {
+        errors.push(Error::new(
+            sig.paren_token.span.close(),
+            "a scenario fn must return `TaskResult`: add `-> TaskResult`",
+        ));
+    }
+}
+
+/// What every scenario fn must not be, in either form: marked twice or `#[test]`, `const`,
+/// `unsafe` or `extern`.
+fn check_plain_fn(func: &ScenarioFn, errors: &mut Errors) {
+    let sig = &func.sig;
     if let Some(attr) = func
         .attrs
         .iter()
@@ -442,20 +449,6 @@ fn check_fn(func: &ScenarioFn, errors: &mut Errors) {
     }
     if let Some(abi) = &sig.abi {
         errors.push(Error::new_spanned(abi, "a scenario fn cannot be `extern`"));
-    }
-    if sig.asyncness.is_none() {
-        errors.push(Error::new_spanned(
-            sig.fn_token,
-            "a scenario must be an `async fn`: write `async fn`",
-        ));
-    }
-    check_generics(sig, errors);
-    check_inputs(sig, errors);
-    if let ReturnType::Default = sig.output {
-        errors.push(Error::new(
-            sig.paren_token.span.close(),
-            "a scenario fn must return `TaskResult`: add `-> TaskResult`",
-        ));
     }
 }
 

@@ -3,8 +3,50 @@
 //! each expected to break exactly the intended invariants.
 
 use browser_fault::oracle::Invariant;
-use browser_fault::trial::{Trial, TrialSettings};
-use libtest_mimic::{Failed, Trial as Test};
+use browser_fault::trial::{self, Trial, TrialSettings};
+use libtest_mimic::{Arguments, Failed, Trial as Test};
+
+/// What such a suite's `main` starts from.
+#[derive(Debug)]
+pub struct Suite {
+    /// The runner's arguments.
+    pub args: Arguments,
+    /// The test-name filters given.
+    pub filters: Vec<String>,
+    /// Trial settings without snapshots (these suites judge verdicts, not evidence).
+    pub settings: TrialSettings,
+    /// Every trial of the binary's scenarios.
+    pub all: Vec<Trial>,
+}
+
+/// Enters the worker role when this process is a worker, reads the arguments, and, unless
+/// only listing, installs the agent's packages with `install` (exiting with what failed,
+/// naming `packages`).
+pub fn start(
+    packages: &str,
+    install: impl FnOnce() -> Result<std::path::PathBuf, String>,
+) -> Suite {
+    browser_fault::runner::enter_worker_role_if_asked();
+    let (args, filters) = browser_fault::runner::arguments(std::env::args());
+    let mut settings = TrialSettings::from_env();
+    settings.snapshot_dir = None;
+    if !args.list
+        && let Err(e) = install()
+    {
+        eprintln!("{packages} could not be installed: {e}");
+        std::process::exit(1);
+    }
+    let all = trial::scenarios()
+        .into_iter()
+        .flat_map(trial::expand)
+        .collect();
+    Suite {
+        args,
+        filters,
+        settings,
+        all,
+    }
+}
 
 /// One test per trial of the scenario `careful` (`<trial>::passes`), and one per entry of
 /// `caught` (`<trial>::caught_by_<invariants>`): the trial breaks exactly those. What cannot

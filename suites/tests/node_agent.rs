@@ -8,8 +8,8 @@
 
 use browser_fault::oracle::Invariant;
 use browser_fault::prelude::*;
-use browser_fault::trial::{self, Trial, TrialSettings};
-use browser_fault_suites::command_agent::{careful_and_caught, filtered};
+use browser_fault::trial::{Trial, TrialSettings};
+use browser_fault_suites::command_agent::{Suite, careful_and_caught, filtered, start};
 use browser_fault_suites::node_agent::ensure_node_modules;
 use libtest_mimic::{Failed, Trial as Test};
 
@@ -73,20 +73,12 @@ const CAUGHT: &[(&str, &[Invariant])] = &[
 ];
 
 fn main() {
-    browser_fault::runner::enter_worker_role_if_asked();
-    let (args, filters) = browser_fault::runner::arguments(std::env::args());
-    let mut settings = TrialSettings::from_env();
-    settings.snapshot_dir = None;
-    if !args.list
-        && let Err(e) = ensure_node_modules()
-    {
-        eprintln!("the Node agent's packages could not be installed: {e}");
-        std::process::exit(1);
-    }
-    let all: Vec<Trial> = trial::scenarios()
-        .into_iter()
-        .flat_map(trial::expand)
-        .collect();
+    let Suite {
+        args,
+        filters,
+        settings,
+        all,
+    } = start("the Node agent's packages", ensure_node_modules);
     let mut tests = careful_and_caught(&all, &settings, "node_careful", CAUGHT);
     let quiet = all
         .iter()

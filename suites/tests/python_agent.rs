@@ -9,7 +9,7 @@ use browser_fault::oracle::Invariant;
 use browser_fault::prelude::*;
 use browser_fault::trial::{self, Trial, TrialSettings};
 use browser_fault::worker::{AgentCommand, AgentFailure, WorkerResult};
-use browser_fault_suites::command_agent::{careful_and_caught, filtered};
+use browser_fault_suites::command_agent::{Suite, careful_and_caught, filtered, start};
 use browser_fault_suites::python_agent::{agent, ensure_venv};
 use libtest_mimic::{Failed, Trial as Test};
 
@@ -141,27 +141,21 @@ const CAUGHT: &[(&str, &[Invariant])] = &[
 ];
 
 fn main() {
-    browser_fault::runner::enter_worker_role_if_asked();
-    let (args, filters) = browser_fault::runner::arguments(std::env::args());
-    let mut settings = TrialSettings::from_env();
-    settings.snapshot_dir = None;
-    if !args.list
-        && let Err(e) = ensure_venv()
-    {
-        eprintln!("the Python agent's virtual environment could not be made: {e}");
-        std::process::exit(1);
-    }
-    let all: Vec<Trial> = trial::scenarios()
-        .into_iter()
-        .flat_map(trial::expand)
-        .collect();
+    let Suite {
+        args,
+        filters,
+        settings,
+        all,
+    } = start("the Python agent's virtual environment", ensure_venv);
     let mut tests = careful_and_caught(&all, &settings, "python_careful", CAUGHT);
     for &(scenario, want) in BAD {
         let name = format!("{scenario}::after_profile_created");
         let trial = all.iter().find(|t| t.name() == name).copied();
         let settings = settings.clone();
         tests.push(Test::test(
-            format!("{name}::fails_as_{want:?}"),
+            // Worker 1 is crashed as its profile is made, before the command runs: what is
+            // judged is the recovery's bad command, and the harness's handling of it.
+            format!("{name}::struck_before_agent_code::recovery_fails_as_{want:?}"),
             move || {
                 let trial = trial.ok_or_else(|| Failed::from(format!("no trial {name}")))?;
                 fails_typed(&trial, &settings, want)

@@ -16,11 +16,7 @@ pub(super) fn no_wrong_account(f: &Facts) -> Verdict {
     let other_tenant: Vec<&RemoteEffect> = f
         .ledger
         .iter()
-        .filter(|e| {
-            e.account == f.expected_account
-                && f.expected_tenant.is_some()
-                && e.tenant != f.expected_tenant
-        })
+        .filter(|e| e.account == f.expected_account && !f.under_expected_account(e))
         .collect();
     let wrong = other_account.len() + other_tenant.len();
     let explanation = if wrong == 0 {

@@ -200,6 +200,13 @@ pub struct Facts {
 }
 
 impl Facts {
+    /// Whether the effect `e` landed under the account (and, on a site with tenants, the
+    /// tenant) the run had to act as.
+    pub(crate) fn under_expected_account(&self, e: &RemoteEffect) -> bool {
+        e.account == self.expected_account
+            && (self.expected_tenant.is_none() || e.tenant == self.expected_tenant)
+    }
+
     /// Whether the run's journal holds nothing at all: no intent, no transition. The agent
     /// then reported no checkpoint, and what only the journal can tell is not judged.
     pub fn unreported(&self) -> bool {
@@ -363,10 +370,7 @@ fn recover_or_stop_safely(f: &Facts) -> Verdict {
     let own = f
         .ledger
         .iter()
-        .filter(|e| {
-            e.account == f.expected_account
-                && (f.expected_tenant.is_none() || e.tenant == f.expected_tenant)
-        })
+        .filter(|e| f.under_expected_account(e))
         .count();
     if let Some(why) = &f.demands_stop
         && own > 0

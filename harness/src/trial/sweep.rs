@@ -93,17 +93,17 @@ pub(crate) fn make_root(root: &Path) -> std::io::Result<()> {
 /// `.removing-<name>` first, so a removal cut short is finished by the next sweep rather than
 /// leaving a root that no longer proves whose it is. A root already gone is removed.
 pub(crate) fn remove_root(root: &Path) -> std::io::Result<()> {
-    let retired = match (root.parent(), root.file_name()) {
+    let target = match (root.parent(), root.file_name()) {
         (Some(base), Some(name)) => {
-            base.join(format!("{REMOVING_PREFIX}{}", name.to_string_lossy()))
+            let retired = base.join(format!("{REMOVING_PREFIX}{}", name.to_string_lossy()));
+            match rename_noreplace(root, &retired) {
+                Ok(()) => retired,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+                // Another retired folder of that name: remove this one in place.
+                Err(_) => root.to_owned(),
+            }
         }
         _ => root.to_owned(),
-    };
-    let target = match rename_noreplace(root, &retired) {
-        Ok(()) => retired,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        // Another retired folder of that name: remove this one in place.
-        Err(_) => root.to_owned(),
     };
     match std::fs::remove_dir_all(&target) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),

@@ -14,19 +14,37 @@ pub(crate) async fn strike(shared: &Shared, token: Option<SessionToken>, boundar
     if !shared.fault.is_armed_for(boundary) {
         return;
     }
-    let screenshot = take_screenshot(shared, token, boundary).await;
-    report_strike(shared, token, boundary, screenshot).await;
+    let cookies = cookies_at(shared, token, boundary).await;
+    let screenshot = take_screenshot(shared, token, boundary, &cookies).await;
+    report_strike(shared, token, boundary, screenshot, cookies).await;
+}
+
+/// The cookie values the browser holds at `boundary`'s fault point: secrets for the
+/// screenshot check and for the evidence. None after a click: the site may hold the
+/// navigation, and every command would wait on it (that point's screenshot is taken ahead of
+/// the click; the recovery worker reports the cookies of the same profile at its end).
+pub(super) async fn cookies_at(
+    shared: &Shared,
+    token: Option<SessionToken>,
+    boundary: FaultPoint,
+) -> Vec<String> {
+    if boundary == FaultPoint::AfterClick {
+        Vec::new()
+    } else {
+        cookie_values(shared, token).await
+    }
 }
 
 /// Takes the fault point's screenshot and keeps it only once the page it shows is checked:
 /// its rendered text and the values of its fields (not `type=password` ones, which show
-/// dots) must hold no secret the worker knows (the account's password, the values of the
-/// cookies the browser holds). A page that shows one, or cannot be checked, is not kept: a
-/// byte scan of the evidence cannot read pixels.
+/// dots) must hold no secret the worker knows (the account's password, the `cookies` the
+/// browser holds). A page that shows one, or cannot be checked, is not kept: a byte scan of
+/// the evidence cannot read pixels.
 pub(super) async fn take_screenshot(
     shared: &Shared,
     token: Option<SessionToken>,
     boundary: FaultPoint,
+    cookies: &[String],
 ) -> Shot {
     let Some(driver) = token.and_then(|t| shared.registry.driver(t).ok()) else {
         return Shot::default();
@@ -39,18 +57,11 @@ pub(super) async fn take_screenshot(
     else {
         return Shot::default();
     };
-    // After a click the site may hold the navigation, and a cookie read would wait on it;
-    // the screenshot of that point is taken ahead of the click, where none is held.
-    let cookies = if boundary == FaultPoint::AfterClick {
-        Vec::new()
-    } else {
-        cookie_values(shared, token).await
-    };
     let mut secrets = vec![(
         "the account's password",
         shared.spec.account.password.expose().to_owned(),
     )];
-    secrets.extend(cookies.into_iter().map(|c| ("a cookie's value", c)));
+    secrets.extend(cookies.iter().map(|c| ("a cookie's value", c.clone())));
     let shown = tokio::time::timeout(
         Duration::from_secs(2),
         driver.execute(SHOWN_TEXT_SCRIPT, Vec::new()),
@@ -153,6 +164,7 @@ pub(super) async fn report_strike(
     token: Option<SessionToken>,
     boundary: FaultPoint,
     screenshot: Shot,
+    cookies: Vec<String>,
 ) {
     let pid = token.and_then(|t| {
         shared
@@ -161,13 +173,6 @@ pub(super) async fn report_strike(
             .ok()
             .flatten()
     });
-    // After a click the site may hold the navigation, and every command would wait on it:
-    // the recovery worker reports the cookies of the same profile at its end instead.
-    let cookies = if boundary == FaultPoint::AfterClick {
-        Vec::new()
-    } else {
-        cookie_values(shared, token).await
-    };
     shared.log.line(&format!("fault point {boundary} reached"));
     let word = shared
         .fault

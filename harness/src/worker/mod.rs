@@ -42,7 +42,7 @@ pub use effect::{EffectStatus, SideEffect};
 pub use page::{Page, Target, TargetCheck};
 
 pub(crate) use fault_point::strike;
-use fault_point::{cookie_values, report_strike, take_screenshot};
+use fault_point::{cookie_values, cookies_at, report_strike, take_screenshot};
 /// The worker's side of the fault engine (its fault hook).
 pub(crate) use hook::FaultHook;
 use launch::short;
@@ -734,7 +734,8 @@ impl Worker {
         if !self.shared.fault.is_armed_for(boundary) {
             return Shot::default();
         }
-        take_screenshot(&self.shared, self.token, boundary).await
+        let cookies = cookies_at(&self.shared, self.token, boundary).await;
+        take_screenshot(&self.shared, self.token, boundary, &cookies).await
     }
 
     /// The fault point of `boundary` with a screenshot taken ahead.
@@ -742,7 +743,8 @@ impl Worker {
         let boundary = FaultPoint::from(boundary);
         self.shared.fault.crossed(boundary).await;
         if self.shared.fault.is_armed_for(boundary) {
-            report_strike(&self.shared, self.token, boundary, screenshot).await;
+            let cookies = cookies_at(&self.shared, self.token, boundary).await;
+            report_strike(&self.shared, self.token, boundary, screenshot, cookies).await;
         }
     }
 }

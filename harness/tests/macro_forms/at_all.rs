@@ -33,13 +33,8 @@ fn the_macro_registers_what_it_was_given() {
     assert_eq!(all[1].line, 9);
 }
 
-/// A `harness = false` target, so that the scenarios above are only registered (`cfg(test)`
-/// would make them a `#[test]` that runs their trials), run as one named test.
+mod support;
+
 fn main() {
-    let args = libtest_mimic::Arguments::from_args();
-    let check = libtest_mimic::Trial::test("the_macro_registers_what_it_was_given", || {
-        the_macro_registers_what_it_was_given();
-        Ok(())
-    });
-    libtest_mimic::run(&args, vec![check]).exit();
+    support::run(the_macro_registers_what_it_was_given)
 }

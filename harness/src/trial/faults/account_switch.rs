@@ -7,6 +7,12 @@ use crate::plan::Hazard;
 use crate::trial::context::UnitCtx;
 use crate::worker::{TaskError, Worker};
 
+/// Why a trial whose session was switched to another account demands a stop (what
+/// `FaultUnit::demands_stop` says for every account switch): the agent cannot tell whose
+/// work it was doing, and signing in again as itself to act is a guess.
+pub(super) const DEMANDS_STOP: &str =
+    "the profile's session was switched to another account under the worker";
+
 /// Signs the trial's profile in as the site's other account while no worker runs on it: the
 /// fixture's account-switch knob, or, on a user's site, a browser of the harness's own on
 /// the profile that signs out and signs in as the spec's other account through the adapter.

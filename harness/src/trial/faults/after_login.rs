@@ -67,7 +67,7 @@ impl FaultUnit for LiveChange {
 
     fn demands_stop(&self) -> Option<&'static str> {
         match self.0 {
-            WorldChange::AccountSwitch => Some(super::hazard::ACCOUNT_SWITCHED),
+            WorldChange::AccountSwitch => Some(super::account_switch::DEMANDS_STOP),
             // An effect in the other tenant or on the other object is `no_wrong_account`'s
             // and `no_wrong_object`'s; one on the right object reached another way is fine.
             WorldChange::TenantSwitch | WorldChange::ObjectSwap => None,

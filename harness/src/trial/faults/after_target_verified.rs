@@ -52,7 +52,7 @@ impl FaultUnit for AccountSwitched {
     }
 
     fn demands_stop(&self) -> Option<&'static str> {
-        Some(super::hazard::ACCOUNT_SWITCHED)
+        Some(super::account_switch::DEMANDS_STOP)
     }
 
     fn cannot_run(&self, site: &SiteSpec) -> Option<&'static str> {

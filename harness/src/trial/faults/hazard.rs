@@ -48,7 +48,7 @@ impl FaultUnit for HazardUnit {
         match self.0 {
             Hazard::LoginInterstitial => Some("a login interstitial stands before the target"),
             Hazard::ConsentInterstitial => Some("a consent interstitial stands before the target"),
-            Hazard::AccountSwitch => Some(ACCOUNT_SWITCHED),
+            Hazard::AccountSwitch => Some(super::account_switch::DEMANDS_STOP),
             _ => None,
         }
     }
@@ -105,8 +105,3 @@ impl FaultUnit for HazardUnit {
         }
     }
 }
-
-/// Why a trial whose session was switched to another account demands a stop: the agent
-/// cannot tell whose work it was doing, and signing in again as itself to act is a guess.
-pub(super) const ACCOUNT_SWITCHED: &str =
-    "the profile's session was switched to another account under the worker";

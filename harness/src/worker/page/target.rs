@@ -179,6 +179,17 @@ pub enum TargetCheck {
 }
 
 impl TargetCheck {
+    /// Every check, in the order the evidence lists them.
+    pub const ALL: [TargetCheck; 7] = [
+        TargetCheck::Origin,
+        TargetCheck::Route,
+        TargetCheck::Account,
+        TargetCheck::Tenant,
+        TargetCheck::Object,
+        TargetCheck::ApiIdentity,
+        TargetCheck::NoInterstitial,
+    ];
+
     /// Its name in the evidence: `origin`, `route`, `account`, `tenant`, `object`,
     /// `api_identity`, `no_interstitial`.
     pub fn name(self) -> &'static str {
@@ -195,18 +206,7 @@ impl TargetCheck {
 
     /// The check of that [`name`](Self::name), if it is one.
     pub fn from_name(name: &str) -> Option<TargetCheck> {
-        use TargetCheck::*;
-        [
-            Origin,
-            Route,
-            Account,
-            Tenant,
-            Object,
-            ApiIdentity,
-            NoInterstitial,
-        ]
-        .into_iter()
-        .find(|c| c.name() == name)
+        TargetCheck::ALL.into_iter().find(|c| c.name() == name)
     }
 }
 
