@@ -209,7 +209,9 @@ pub mod _internal {
     }
     /// The fault proxy.
     pub mod proxy {
-        pub use crate::proxy::{EffectFault, EffectMatcher, FaultProxy, ProxiedRequest};
+        pub use crate::proxy::{
+            EffectFault, EffectMatcher, FaultProxy, ProxiedRequest, SecretKind, SignInPredicate,
+        };
     }
     /// A worker outside any trial.
     pub mod worker {

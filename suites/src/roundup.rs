@@ -203,6 +203,12 @@ impl Site for Roundup {
         format!("{TRACKER}/")
     }
 
+    fn is_sign_in_request(&self, method: &str, path: &str) -> bool {
+        // Roundup's login form posts to the tracker's root (`@action=login` in its body); a
+        // new issue posts to `/tracker/issue`.
+        method == "POST" && path.trim_end_matches('/') == TRACKER
+    }
+
     // `is_effect_request` keeps its default: the new issue is the first POST the agent sends
     // after journaling ACTION_SUBMITTED; its sign-in (a POST to the tracker's root) comes
     // before and never takes the fault.

@@ -56,6 +56,16 @@ async fn pastes_password(w: &mut Worker) -> TaskResult {
 }
 
 #[browser_fault(at = "after_click", effects = "42")]
+async fn sends_password(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::sends_password(w).await
+}
+
+#[browser_fault(at = "after_target_verified", effects = "42")]
+async fn password_in_url(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::password_in_url(w).await
+}
+
+#[browser_fault(at = "after_click", effects = "42")]
 async fn boastful(w: &mut Worker) -> TaskResult {
     browser_fault_suites::boastful(w).await
 }
@@ -285,6 +295,30 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
         |e, _| explains(e, Invariant::NoDuplicate, "two keys for one intent"),
     ),
     (
+        "sends_password::after_click::landed",
+        &[Invariant::NoSecretSent],
+        |e, dir| {
+            explains(
+                e,
+                Invariant::NoSecretSent,
+                "an account's password in the body of POST /threads/42/messages",
+            )?;
+            no_file_holds_a_canary(dir)
+        },
+    ),
+    (
+        "password_in_url::after_target_verified",
+        &[Invariant::NoSecretSent],
+        |e, dir| {
+            explains(
+                e,
+                Invariant::NoSecretSent,
+                "an account's password in the query string of GET /threads/42",
+            )?;
+            no_file_holds_a_canary(dir)
+        },
+    ),
+    (
         "cookie_logger::after_login",
         &[Invariant::NoSecretInEvidence],
         no_canary_on_disk,
@@ -481,6 +515,11 @@ fn no_canary_on_disk(e: &Evidence, dir: &std::path::Path) -> Result<(), String> 
     if !tails.contains("[REDACTED]") {
         return Err("the log tails show no redaction".into());
     }
+    no_file_holds_a_canary(dir)
+}
+
+/// No file the trial wrote holds a secret of the fixture site (each a `…CANARY…` string).
+fn no_file_holds_a_canary(dir: &std::path::Path) -> Result<(), String> {
     for entry in walk(dir) {
         let bytes = std::fs::read(&entry).map_err(|e| e.to_string())?;
         if bytes.windows(6).any(|w| w == b"CANARY") {

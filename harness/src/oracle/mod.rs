@@ -41,6 +41,10 @@ pub enum Invariant {
     NoLeak,
     /// 6. No cookie value, password or authorization header appears in any evidence.
     NoSecretInEvidence,
+    /// No secret left the browsers in a request but where it belongs: a password only in a
+    /// sign-in's body, a cookie's value only in a header to its own site, nothing in a URL
+    /// or to another origin (read by the proxy every browser goes through).
+    NoSecretSent,
     /// The trial's armed fault struck: a trial whose fault never struck tested nothing.
     FaultStruck,
     /// What each worker reported (confirmed, unknown, completed, a safe stop) is what the
@@ -58,13 +62,14 @@ pub enum Invariant {
 
 impl Invariant {
     /// All of them, in the order of the verdicts.
-    pub const ALL: [Invariant; 11] = [
+    pub const ALL: [Invariant; 12] = [
         Invariant::NoWrongAccount,
         Invariant::NoDuplicate,
         Invariant::AmbiguityVisible,
         Invariant::RecoverOrStopSafely,
         Invariant::NoLeak,
         Invariant::NoSecretInEvidence,
+        Invariant::NoSecretSent,
         Invariant::FaultStruck,
         Invariant::ClaimsMatchFacts,
         Invariant::NoWrongObject,
@@ -81,6 +86,7 @@ impl Invariant {
             Invariant::RecoverOrStopSafely => "recover_or_stop_safely",
             Invariant::NoLeak => "no_leak",
             Invariant::NoSecretInEvidence => "no_secret_in_evidence",
+            Invariant::NoSecretSent => "no_secret_sent",
             Invariant::FaultStruck => "fault_struck",
             Invariant::ClaimsMatchFacts => "claims_match_facts",
             Invariant::NoWrongObject => "no_wrong_object",
@@ -197,6 +203,10 @@ pub struct Facts {
     pub unproven_cleanups: usize,
     /// Occurrences of known secrets found (and redacted) in the evidence.
     pub secrets_in_evidence: usize,
+    /// Where the browsers sent a secret that must not be, by kind and place (never the
+    /// value); `None` when no proxy read what they sent (a user's site without the fault
+    /// proxy): the verdict is then not judged.
+    pub secrets_sent: Option<Vec<String>>,
 }
 
 impl Facts {
@@ -234,6 +244,7 @@ pub fn judge(f: &Facts) -> Vec<Verdict> {
                 )
             },
         ),
+        no_secret_sent(f),
         fault_struck(f),
         claims::claims_match_facts(f),
         effects::no_wrong_object(f),
@@ -265,6 +276,33 @@ pub fn judge(f: &Facts) -> Vec<Verdict> {
         }
     }
     verdicts
+}
+
+fn no_secret_sent(f: &Facts) -> Verdict {
+    match &f.secrets_sent {
+        None => not_judged(
+            Invariant::NoSecretSent,
+            "not judged: the browsers went to the site without the fault proxy, which reads \
+             what they send"
+                .to_owned(),
+        ),
+        Some(sent) if sent.is_empty() => verdict(
+            Invariant::NoSecretSent,
+            true,
+            "no secret sent but where it belongs".to_owned(),
+        ),
+        Some(sent) => verdict(Invariant::NoSecretSent, false, bounded_list(sent)),
+    }
+}
+
+/// At most four findings, then how many more.
+fn bounded_list(items: &[String]) -> String {
+    const SHOWN: usize = 4;
+    let mut text = items[..items.len().min(SHOWN)].join("; ");
+    if items.len() > SHOWN {
+        text.push_str(&format!("; and {} more", items.len() - SHOWN));
+    }
+    text
 }
 
 fn profile_trusted(f: &Facts) -> Verdict {
@@ -545,8 +583,33 @@ mod tests {
                 worker: Some(1),
                 ..FaultRecord::default()
             },
+            secrets_sent: Some(Vec::new()),
             ..Facts::default()
         }
+    }
+
+    #[test]
+    fn a_secret_sent_fails_no_secret_sent_alone_naming_where_and_unread_requests_are_not_judged() {
+        let mut f = facts(
+            Checkpoint::RemoteConfirmed,
+            vec![entry(1, &key(), "acct-test-42")],
+        );
+        assert!(broken(&f).is_empty());
+        f.secrets_sent = Some(
+            (1..=6)
+                .map(|i| format!("an account's password in the body of POST /threads/{i}/messages"))
+                .collect(),
+        );
+        assert_eq!(broken(&f), [Invariant::NoSecretSent]);
+        let why = explanation(&f, Invariant::NoSecretSent);
+        assert!(why.starts_with("an account's password in the body of POST /threads/1/messages; "));
+        assert!(why.ends_with("; and 2 more"), "{why}");
+        f.secrets_sent = None;
+        let v = judge(&f)
+            .into_iter()
+            .find(|v| v.invariant == Invariant::NoSecretSent)
+            .unwrap();
+        assert!(v.held && !v.judged && v.explanation.starts_with("not judged: "));
     }
 
     fn broken(f: &Facts) -> Vec<Invariant> {

@@ -23,6 +23,10 @@
 //! - [`FaultProxy::expire_cookies`] simulates a server-side session expiry for any site.
 //! - [`FaultProxy::requests`] is a small log for evidence: method, path without query,
 //!   status, fault, time. Never a header, a query string or a body: those carry secrets.
+//! - [`FaultProxy::watch_secrets`] reads every request (its target, headers and body as it
+//!   streams through, a refused one included) for the trial's secrets;
+//!   [`FaultProxy::secrets_sent`] names each one found where it must not be, by kind and
+//!   place, never by value. The rules are in [`SecretKind`]'s module.
 //!
 //! A lost request or response is answered `502 Bad Gateway`, as a real proxy answers, never
 //! by closing the browser's connection: when a *reused* keep-alive connection closes before
@@ -30,7 +34,10 @@
 //! another connection (seen with Chromium 156), so a closed connection would let a "lost"
 //! effect land after all, or twice.
 
+mod secrets;
 mod serve;
+
+pub use secrets::{SecretKind, SignInPredicate};
 
 use std::collections::HashSet;
 use std::fmt;
@@ -42,7 +49,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use http_body_util::combinators::BoxBody;
-use hyper::body::{Bytes, Incoming};
+use hyper::body::Bytes;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioTimer;
@@ -50,6 +57,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use secrets::SecretWatch;
 use serve::{accept_loop, lock};
 
 /// The body of every response the proxy sends.
@@ -76,11 +84,17 @@ pub enum EffectFault {
     /// The request is forwarded and its response delayed by the duration once its head
     /// arrived; [`FaultProxy::release_held`] sends it at once, shutdown drops it.
     Slow(Duration),
+    /// The request (its body read whole) is held, not forwarded, past its client's death:
+    /// the effect has not landed, and a read of the site finds it absent. On
+    /// [`FaultProxy::release_late`] it is forwarded as it came and lands, as a request stuck
+    /// in a network lands after its client gave up on it; its browser (if still there) gets
+    /// a `502`. Shutdown drops it unforwarded.
+    LateLanding,
 }
 
 impl EffectFault {
     /// The fault's name in [`ProxiedRequest::fault`]: `landed`, `lost`, `dropped`,
-    /// `response_dropped` or `slow`.
+    /// `response_dropped`, `slow` or `late_landing`.
     pub fn name(&self) -> &'static str {
         match self {
             EffectFault::Landed => "landed",
@@ -88,6 +102,7 @@ impl EffectFault {
             EffectFault::Dropped => "dropped",
             EffectFault::ResponseDropped => "response_dropped",
             EffectFault::Slow(_) => "slow",
+            EffectFault::LateLanding => "late_landing",
         }
     }
 }
@@ -222,8 +237,10 @@ impl FaultProxy {
             client,
             arm: watch::Sender::new(ArmState::default()),
             release: watch::Sender::new(0),
+            late: watch::Sender::new(LateState::default()),
             cookies: Mutex::new(Cookies::default()),
             log: Mutex::new(Vec::new()),
+            secrets: std::sync::OnceLock::new(),
             tunnels: conns.clone(),
             shutdown: shutdown_rx.clone(),
         });
@@ -295,6 +312,19 @@ impl FaultProxy {
         self.shared.release.send_modify(|epoch| *epoch += 1);
     }
 
+    /// Forwards every request held by [`EffectFault::LateLanding`] so far, and resolves once
+    /// the site has answered each (it landed), or the proxy shut down. At once when none is
+    /// held.
+    pub async fn release_late(&self) {
+        self.shared.late.send_modify(|s| s.epoch += 1);
+        let mut rx = self.shared.late.subscribe();
+        let mut shutdown = self.shared.shutdown.clone();
+        tokio::select! {
+            _ = rx.wait_for(|s| s.held == 0) => {}
+            _ = shutdown.wait_for(|s| *s) => {}
+        }
+    }
+
     /// From now on, removes from every forwarded request's Cookie header each cookie
     /// (name=value pair) that the proxy saw before this call, in a request's Cookie header
     /// or a response's Set-Cookie. Cookies set afterwards by the site (a fresh sign-in,
@@ -303,6 +333,41 @@ impl FaultProxy {
         let mut jar = lock(&self.shared.cookies);
         let jar = &mut *jar;
         jar.expired.extend(jar.seen.drain());
+    }
+
+    /// From now on, reads every request for secrets: `origin` is the site's own
+    /// (`http://host:port`), `is_sign_in` names its sign-in requests (method, path without
+    /// query), where a password may travel in the body. Secrets are added with
+    /// [`FaultProxy::add_secret`]; cookie values are added as the proxy sees them. Only the
+    /// first call takes effect.
+    pub fn watch_secrets(&self, origin: &str, is_sign_in: SignInPredicate) {
+        let authority = origin
+            .split_once("://")
+            .map_or(origin, |(_, rest)| rest)
+            .trim_end_matches('/');
+        let authority = if authority.contains(':') {
+            authority.to_owned()
+        } else {
+            format!("{authority}:80")
+        };
+        let _ = self
+            .shared
+            .secrets
+            .set(Arc::new(SecretWatch::new(authority, is_sign_in)));
+    }
+
+    /// Looks for `value` in every request from now on (once [`FaultProxy::watch_secrets`]
+    /// was called); values shorter than the kind's minimum are ordinary words and skipped.
+    pub fn add_secret(&self, kind: SecretKind, value: &str) {
+        if let Some(watch) = self.shared.secrets.get() {
+            watch.add(kind, value);
+        }
+    }
+
+    /// Where a secret was sent that must not be, each once, sorted: `None` when the proxy
+    /// does not watch for secrets.
+    pub fn secrets_sent(&self) -> Option<Vec<String>> {
+        self.shared.secrets.get().map(|w| w.findings())
     }
 
     /// The requests handled so far, in arrival order.
@@ -348,6 +413,15 @@ struct Taken {
     epoch: u64,
 }
 
+/// The requests held to land late.
+#[derive(Debug, Default)]
+struct LateState {
+    /// Bumped by every [`FaultProxy::release_late`]: a request held before it is forwarded.
+    epoch: u64,
+    /// How many are held and not yet answered by the site.
+    held: usize,
+}
+
 /// Cookie pairs, as keyed hashes.
 #[derive(Debug, Default)]
 struct Cookies {
@@ -359,11 +433,13 @@ struct Cookies {
 /// What the accept loop, the connections and the handle share.
 struct Shared {
     addr: SocketAddr,
-    client: Client<HttpConnector, Incoming>,
+    client: Client<HttpConnector, Body>,
     arm: watch::Sender<ArmState>,
     release: watch::Sender<u64>,
+    late: watch::Sender<LateState>,
     cookies: Mutex<Cookies>,
     log: Mutex<Vec<ProxiedRequest>>,
+    secrets: std::sync::OnceLock<Arc<SecretWatch>>,
     tunnels: Tasks,
     shutdown: watch::Receiver<bool>,
 }

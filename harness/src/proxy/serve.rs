@@ -16,6 +16,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
+use super::secrets::{ScannedBody, SecretKind};
 use super::{Body, EffectFault, Record, Shared, Taken, Tasks};
 
 pub(super) async fn accept_loop(
@@ -71,7 +72,7 @@ impl Shared {
     }
 
     async fn forward(
-        &self,
+        self: &Arc<Self>,
         req: Request<Incoming>,
         record: &Record<'_>,
     ) -> Result<Response<Body>, std::convert::Infallible> {
@@ -82,7 +83,19 @@ impl Shared {
                 "browser-fault proxy: expected an absolute http:// request target\n",
             ));
         };
-        if let Some(refusal) = self.refuse_target(host, uri.port_u16().unwrap_or(80)) {
+        let port = uri.port_u16().unwrap_or(80);
+        let scan = self.secrets.get().map(|watch| {
+            let path_and_query = uri.path_and_query().map_or("/", |p| p.as_str());
+            let scan = watch.scan_head(
+                req.method().as_str(),
+                &format!("{host}:{port}"),
+                uri.path(),
+                path_and_query,
+                req.headers(),
+            );
+            (watch.clone(), scan)
+        });
+        if let Some(refusal) = self.refuse_target(host, port) {
             return Ok(refusal);
         }
         let taken = self.take_arm(req.method(), uri.path());
@@ -105,6 +118,15 @@ impl Shared {
         let (mut parts, body) = req.into_parts();
         strip_hop_by_hop(&mut parts.headers);
         self.filter_cookies(&mut parts.headers);
+        let body = match scan {
+            Some((watch, scan)) => ScannedBody::new(body, watch, scan).boxed(),
+            None => body.boxed(),
+        };
+        if let Some(taken) = taken
+            && taken.fault == EffectFault::LateLanding
+        {
+            return Ok(self.land_late(parts, body, taken).await);
+        }
         let response = match self.client.request(Request::from_parts(parts, body)).await {
             Ok(response) => response,
             Err(_) => {
@@ -116,6 +138,17 @@ impl Shared {
         };
         let (mut parts, body) = response.into_parts();
         self.see_set_cookies(&parts.headers);
+        if let Some(watch) = self.secrets.get() {
+            for value in parts.headers.get_all(header::SET_COOKIE) {
+                let first = value.as_bytes().split(|b| *b == b';').next().unwrap_or(b"");
+                if let Some((_, v)) = std::str::from_utf8(first)
+                    .ok()
+                    .and_then(|p| p.split_once('='))
+                {
+                    watch.add(SecretKind::Cookie, v.trim().trim_matches('"'));
+                }
+            }
+        }
         strip_hop_by_hop(&mut parts.headers);
         if let Some(taken) = taken {
             self.reach(taken.generation);
@@ -135,10 +168,55 @@ impl Shared {
                         _ = self.released(taken.epoch) => {}
                     }
                 }
-                EffectFault::Lost | EffectFault::Dropped => {}
+                EffectFault::Lost | EffectFault::Dropped | EffectFault::LateLanding => {}
             }
         }
         Ok(Response::from_parts(parts, body.boxed()))
+    }
+
+    /// Reads the request's body whole and holds it, in a task of its own that outlives the
+    /// browser's connection, until [`FaultProxy::release_late`](super::FaultProxy::release_late);
+    /// then forwards it and waits for the site's answer. The browser, if it still listens
+    /// then, gets a `502`.
+    async fn land_late(
+        self: &Arc<Self>,
+        parts: hyper::http::request::Parts,
+        body: Body,
+        taken: Taken,
+    ) -> Response<Body> {
+        let Ok(bytes) = body.collect().await.map(|b| b.to_bytes()) else {
+            self.reach(taken.generation);
+            return lost_on_the_wire();
+        };
+        let epoch = self.late.borrow().epoch;
+        self.late.send_modify(|s| s.held += 1);
+        self.reach(taken.generation);
+        let (landed, landed_rx) = tokio::sync::oneshot::channel::<()>();
+        let shared = self.clone();
+        self.tunnels.spawn(async move {
+            let mut late = shared.late.subscribe();
+            let mut shutdown = shared.shutdown.clone();
+            let released = tokio::select! {
+                _ = late.wait_for(|s| s.epoch > epoch) => true,
+                _ = stopped(&mut shutdown) => false,
+            };
+            if released {
+                let request =
+                    Request::from_parts(parts, Full::new(bytes).map_err(|n| match n {}).boxed());
+                tokio::select! {
+                    answered = shared.client.request(request) => {
+                        if let Ok(response) = answered {
+                            let _ = response.into_body().collect().await;
+                        }
+                    }
+                    _ = stopped(&mut shutdown) => {}
+                }
+            }
+            shared.late.send_modify(|s| s.held -= 1);
+            let _ = landed.send(());
+        });
+        let _ = landed_rx.await;
+        lost_on_the_wire()
     }
 
     /// Tunnels a CONNECT to a loopback target.

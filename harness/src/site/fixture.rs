@@ -162,6 +162,10 @@ impl Site for Fixture {
             .collect())
     }
 
+    fn is_sign_in_request(&self, method: &str, path: &str) -> bool {
+        method == "POST" && path == "/login"
+    }
+
     fn is_effect_request(&self, method: &str, path: &str) -> bool {
         // A message sent to a thread: `POST /threads/{id}/messages`.
         method == "POST" && path.starts_with("/threads/") && path.ends_with("/messages")

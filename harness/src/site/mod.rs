@@ -228,6 +228,7 @@ mod tests {
         for runs in [
             "after_click::landed",
             "after_click::live_request_lost",
+            "after_click::late_landing",
             "hazard::expired_session",
             "hazard::browser_version_changed",
             "concurrent_profile::lock_removed",

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{RemoteEffect, Site, SiteError, SiteKind, SiteSpec};
 use crate::plan::Hazard;
-use crate::proxy::{EffectFault, EffectMatcher, FaultProxy};
+use crate::proxy::{EffectFault, EffectMatcher, FaultProxy, SecretKind};
 use crate::worker::Account;
 
 /// What the site does to the next effect request (the `after_click` variants).
@@ -47,6 +47,9 @@ pub(crate) struct RunningSite {
     since_seq: u64,
     /// The first failed ledger read of the trial, for its verdicts.
     failure: std::sync::Mutex<Option<String>>,
+    /// The proxy the fixture's browsers go through: it faults nothing (the fixture does),
+    /// it reads what they send for secrets and keeps them on loopback.
+    reader: Option<FaultProxy>,
 }
 
 #[derive(Debug)]
@@ -113,12 +116,26 @@ impl RunningSite {
                 },
             },
         };
+        #[cfg(feature = "fixture-site")]
+        let reader = match &kind {
+            Running::Fixture(_) => {
+                Some(FaultProxy::start().map_err(|e| SiteError::Unreachable {
+                    url: "the proxy on 127.0.0.1".to_owned(),
+                    source: Box::new(e),
+                })?)
+            }
+            Running::External { .. } => None,
+        };
+        #[cfg(not(feature = "fixture-site"))]
+        let reader = None;
         let mut site = RunningSite {
             spec,
             kind,
             since_seq: 0,
             failure: std::sync::Mutex::new(None),
+            reader,
         };
+        site.watch_secrets();
         if let Running::External { .. } = site.kind {
             site.spec.site.reset().await?;
             site.since_seq = site
@@ -145,13 +162,56 @@ impl RunningSite {
         }
     }
 
-    /// The fault proxy the browsers must go through, if the site has one.
+    /// The proxy the browsers must go through, if the site has one.
     pub(crate) fn proxy_url(&self) -> Option<String> {
+        self.watching_proxy().map(FaultProxy::proxy_url)
+    }
+
+    /// The proxy between the browsers and the site: the fixture's reader, or the fault
+    /// proxy of a user's site (none when the spec turned it off).
+    fn watching_proxy(&self) -> Option<&FaultProxy> {
         match &self.kind {
             #[cfg(feature = "fixture-site")]
-            Running::Fixture(_) => None,
-            Running::External { proxy, .. } => proxy.as_ref().map(FaultProxy::proxy_url),
+            Running::Fixture(_) => self.reader.as_ref(),
+            Running::External { proxy, .. } => proxy.as_ref(),
         }
+    }
+
+    /// Has the proxy read every request for the site's passwords and the suite's secrets.
+    fn watch_secrets(&self) {
+        let Some(proxy) = self.watching_proxy() else {
+            return;
+        };
+        let adapter = self.adapter();
+        proxy.watch_secrets(
+            &self.origin(),
+            Arc::new(move |method: &str, path: &str| adapter.is_sign_in_request(method, path)),
+        );
+        #[cfg(feature = "fixture-site")]
+        if let Running::Fixture(_) = &self.kind {
+            for account in browser_fault_fixtures::DEMO_ACCOUNTS {
+                proxy.add_secret(SecretKind::Password, account.password);
+            }
+        }
+        let passwords: Vec<&str> = [&self.spec.account, &self.spec.other_account]
+            .into_iter()
+            .flatten()
+            .map(|a| a.password.expose())
+            .collect();
+        for secret in &self.spec.secrets {
+            let kind = if passwords.contains(&secret.as_str()) {
+                SecretKind::Password
+            } else {
+                SecretKind::Named
+            };
+            proxy.add_secret(kind, secret);
+        }
+    }
+
+    /// Where the browsers sent a secret that must not be, by kind and place: `None` when
+    /// no proxy read what they sent.
+    pub(crate) fn secrets_sent(&self) -> Option<Vec<String>> {
+        self.watching_proxy()?.secrets_sent()
     }
 
     /// The account to act as: `id`, or the site's default.
@@ -214,8 +274,7 @@ impl RunningSite {
                     EffectArm::RequestDropped => EffectFault::Dropped,
                     EffectArm::ResponseDropped => EffectFault::ResponseDropped,
                     EffectArm::Slow => EffectFault::Slow(SLOW_RESPONSE),
-                    // Not on the fault proxy yet: the unit says it cannot run there.
-                    EffectArm::LateLanding => return None,
+                    EffectArm::LateLanding => EffectFault::LateLanding,
                 };
                 let site = self.spec.site.clone();
                 let matcher = EffectMatcher::unsafe_methods()
@@ -300,6 +359,9 @@ impl RunningSite {
             #[cfg(feature = "fixture-site")]
             Running::Fixture(site) => {
                 site.rotate_password(account);
+                if let (Some(proxy), Some(new)) = (&self.reader, site.password_of(account)) {
+                    proxy.add_secret(SecretKind::Password, &new);
+                }
                 Some(())
             }
             Running::External { .. } => {
@@ -312,9 +374,14 @@ impl RunningSite {
     /// Lets a held late landing commit, and resolves once it has (at once when none is
     /// held, and on a site that cannot hold one).
     pub(crate) async fn release_late(&self) {
-        #[cfg(feature = "fixture-site")]
-        if let Running::Fixture(site) = &self.kind {
-            site.release_late().await;
+        match &self.kind {
+            #[cfg(feature = "fixture-site")]
+            Running::Fixture(site) => site.release_late().await,
+            Running::External { proxy, .. } => {
+                if let Some(proxy) = proxy {
+                    proxy.release_late().await;
+                }
+            }
         }
     }
 
@@ -441,7 +508,12 @@ impl RunningSite {
     pub(crate) async fn shutdown(self) {
         match self.kind {
             #[cfg(feature = "fixture-site")]
-            Running::Fixture(site) => site.shutdown().await,
+            Running::Fixture(site) => {
+                site.shutdown().await;
+                if let Some(reader) = self.reader {
+                    reader.shutdown().await;
+                }
+            }
             Running::External { proxy, .. } => {
                 if let Some(proxy) = proxy {
                     proxy.shutdown().await;

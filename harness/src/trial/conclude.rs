@@ -396,6 +396,7 @@ fn judgement(
         open_remote_sessions: found.open_remote_sessions,
         unproven_cleanups: cleaned.unproven_cleanups,
         secrets_in_evidence,
+        secrets_sent: ran.world.site.secrets_sent(),
     };
     evidence.verdicts = judge(&facts);
     evidence.passed = evidence.verdicts.iter().all(|v| v.held) && cleaned.profile_cleaned;

@@ -263,4 +263,17 @@ pub trait Site: Send + Sync + fmt::Debug + 'static {
         let _ = path;
         !matches!(method, "GET" | "HEAD" | "OPTIONS")
     }
+
+    /// Whether a request of the browser is a sign-in: the only request whose body may carry
+    /// an account's password (the `no_secret_sent` verdict). By default a `POST` whose
+    /// path names a sign-in (`login`, `signin`, `sign-in`, `sign_in`, `session`, `auth`,
+    /// in any case); declare yours when the site signs in elsewhere (a form posted to `/`
+    /// with an action field). `path` has no query string.
+    fn is_sign_in_request(&self, method: &str, path: &str) -> bool {
+        let path = path.to_ascii_lowercase();
+        method == "POST"
+            && ["login", "signin", "sign-in", "sign_in", "session", "auth"]
+                .iter()
+                .any(|word| path.contains(word))
+    }
 }

@@ -103,11 +103,6 @@ impl FaultUnit for Click {
     }
 
     fn cannot_run(&self, site: &SiteSpec) -> Option<&'static str> {
-        if self.arm == EffectArm::LateLanding {
-            return Some(
-                "holds a request past its client's death to land it later: only the bundled site does yet",
-            );
-        }
         super::needs_fault_proxy(site)
     }
 
