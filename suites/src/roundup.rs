@@ -462,6 +462,43 @@ pub async fn file_issue_blind_retry(w: &mut Worker) -> TaskResult {
         .await
 }
 
+/// Bug zoo, on Roundup: a recovery that searches the tracker for its submitted key
+/// (read-only, as it should) and, finding nothing, takes the filing for failed: it marks it
+/// `UNKNOWN` and files again under a new intent. Right at `after_click::lost`, and at
+/// `landed` it finds the issue; an issue whose request lands after the search
+/// (`after_click::late_landing`, held by the fault proxy) is filed twice: caught by
+/// `no_duplicate` there.
+pub async fn file_issue_absent_means_failed(w: &mut Worker) -> TaskResult {
+    if let Some(old) = w.journal().side_effect("file-issue")?
+        && old.state == Checkpoint::ActionSubmitted
+    {
+        open_form(w).await?;
+        let key = old.request_key.clone();
+        if w.page().effect_status(key.clone()).await? == EffectStatus::Present {
+            w.journal().transition(
+                &key,
+                Checkpoint::ActionSubmitted,
+                Checkpoint::RemoteConfirmed,
+            )?;
+            return Ok(Outcome::Confirmed);
+        }
+        w.journal()
+            .transition(&key, Checkpoint::ActionSubmitted, Checkpoint::Unknown)?;
+        // The bug: "absent" is not "failed"; the request may still land.
+        let target = careful_start(w).await?;
+        return w
+            .side_effect("file-issue-again")
+            .args(format!("subject={SUBJECT}"))
+            .verify(move |p| p.expect_target(target.clone()))
+            .act(submit_issue)
+            .confirm(observe_created)
+            .reconcile(|p, key| p.effect_status(key))
+            .run()
+            .await;
+    }
+    file_issue(w).await
+}
+
 /// Bug zoo, on Roundup: trusts whatever session its profile holds: no identity probe, and
 /// a verification of the route only. When the profile comes back signed in as bob, it files
 /// as bob. Caught by `no_wrong_account` at `after_target_verified::account_switched` and

@@ -36,6 +36,16 @@ async fn file_issue_blind_retry(w: &mut Worker) -> TaskResult {
 }
 
 #[browser_fault(
+    at = "after_click",
+    site = roundup::roundup_site,
+    effects = "Printer on fire",
+    timeout = "120s"
+)]
+async fn file_issue_absent_means_failed(w: &mut Worker) -> TaskResult {
+    roundup::file_issue_absent_means_failed(w).await
+}
+
+#[browser_fault(
     at = "after_target_verified",
     hazards = ["account_switch"],
     site = roundup::roundup_site,
@@ -52,6 +62,11 @@ const CAUGHT: &[(&str, &[Invariant])] = &[
         "file_issue_blind_retry::after_click::landed",
         &[Invariant::NoDuplicate],
     ),
+    (
+        "file_issue_absent_means_failed::after_click::late_landing",
+        &[Invariant::NoDuplicate],
+    ),
+    ("file_issue_absent_means_failed::after_click::lost", &[]),
     (
         "file_issue_trusting::after_target_verified::account_switched",
         &[Invariant::NoWrongAccount],
