@@ -17,13 +17,11 @@
 
 use std::collections::BTreeSet;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 
 use hyper::body::{Body, Bytes, Frame, SizeHint};
 use hyper::header::{self, HeaderMap};
-
-use super::serve::lock;
 
 /// The shortest cookie value looked for: shorter ones (`1`, `yes`, a consent flag) are
 /// ordinary words, not secrets.
@@ -231,6 +229,10 @@ impl SecretWatch {
             }
         }
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn split_pair(pair: &[u8]) -> Option<(&[u8], &str)> {
