@@ -352,7 +352,10 @@ fn the_json_summary_follows_its_documented_schema() {
     assert_eq!(passed["fault_struck"], true);
     assert_eq!(passed["fault_at_ms"], 12_498);
     assert_eq!(passed["evidence"], "pay__after_login/evidence.json");
-    assert_eq!(passed["verdicts"].as_array().unwrap().len(), 11);
+    assert_eq!(
+        passed["verdicts"].as_array().unwrap().len(),
+        Invariant::ALL.len()
+    );
 
     let failed = trial(FAILED);
     assert_eq!(failed["status"], "failed");
