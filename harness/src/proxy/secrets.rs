@@ -235,7 +235,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn split_pair(pair: &[u8]) -> Option<(&[u8], &str)> {
+/// A cookie pair's name and value (unquoted), if it has one.
+pub(super) fn split_pair(pair: &[u8]) -> Option<(&[u8], &str)> {
     let pair = pair.trim_ascii();
     let eq = pair.iter().position(|b| *b == b'=')?;
     let value = std::str::from_utf8(&pair[eq + 1..]).ok()?;
@@ -281,6 +282,20 @@ impl<B> ScannedBody<B> {
     }
 }
 
+impl<B> ScannedBody<B> {
+    /// Reads one chunk, after the tail of the one before it.
+    fn read(&mut self, data: &[u8]) {
+        if self.scan.needles.is_empty() {
+            return;
+        }
+        let mut window = std::mem::take(&mut self.tail);
+        window.extend_from_slice(data);
+        self.watch.scan_body(&self.scan, &window);
+        let from = window.len().saturating_sub(self.keep);
+        self.tail = window.split_off(from);
+    }
+}
+
 impl<B> Body for ScannedBody<B>
 where
     B: Body<Data = Bytes> + Unpin,
@@ -296,13 +311,8 @@ where
         let polled = Pin::new(&mut this.inner).poll_frame(cx);
         if let Poll::Ready(Some(Ok(frame))) = &polled
             && let Some(data) = frame.data_ref()
-            && !this.scan.needles.is_empty()
         {
-            let mut window = std::mem::take(&mut this.tail);
-            window.extend_from_slice(data);
-            this.watch.scan_body(&this.scan, &window);
-            let from = window.len().saturating_sub(this.keep);
-            this.tail = window.split_off(from);
+            this.read(data);
         }
         polled
     }
@@ -396,16 +406,9 @@ mod tests {
         w.add(SecretKind::Cookie, "yes");
         let scan = w.scan_head("POST", "127.0.0.1:8080", "/m", "/m", &headers(&[]));
         let mut body = ScannedBody::new((), w.clone(), scan);
-        let mut feed = |chunk: &[u8]| {
-            let mut window = std::mem::take(&mut body.tail);
-            window.extend_from_slice(chunk);
-            body.watch.scan_body(&body.scan, &window);
-            let from = window.len().saturating_sub(body.keep);
-            body.tail = window.split_off(from);
-        };
-        feed(b"yes, text=aaa sess-01234");
+        body.read(b"yes, text=aaa sess-01234");
         assert!(w.findings().is_empty());
-        feed(b"56789 bbb");
+        body.read(b"56789 bbb");
         assert_eq!(w.findings(), ["a cookie's value in the body of POST /m"]);
     }
 }

@@ -16,7 +16,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-use super::secrets::{ScannedBody, SecretKind};
+use super::secrets::{ScannedBody, SecretKind, split_pair};
 use super::{Body, EffectFault, Record, Shared, Taken, Tasks};
 
 pub(super) async fn accept_loop(
@@ -138,17 +138,6 @@ impl Shared {
         };
         let (mut parts, body) = response.into_parts();
         self.see_set_cookies(&parts.headers);
-        if let Some(watch) = self.secrets.get() {
-            for value in parts.headers.get_all(header::SET_COOKIE) {
-                let first = value.as_bytes().split(|b| *b == b';').next().unwrap_or(b"");
-                if let Some((_, v)) = std::str::from_utf8(first)
-                    .ok()
-                    .and_then(|p| p.split_once('='))
-                {
-                    watch.add(SecretKind::Cookie, v.trim().trim_matches('"'));
-                }
-            }
-        }
         strip_hop_by_hop(&mut parts.headers);
         if let Some(taken) = taken {
             self.reach(taken.generation);
@@ -386,6 +375,10 @@ impl Shared {
             let hash = jar.hasher.hash_one(pair);
             jar.expired.remove(&hash);
             jar.seen.insert(hash);
+            // The value is a secret the browsers must not send anywhere else from now on.
+            if let (Some(watch), Some((_, value))) = (self.secrets.get(), split_pair(pair)) {
+                watch.add(SecretKind::Cookie, value);
+            }
         }
     }
 }
