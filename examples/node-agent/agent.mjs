@@ -105,7 +105,9 @@ async function mineOnThread(page, url, account, variant, key) {
 /** True: its own message is there; false: an answer without it; null: "stale". */
 async function answeredWithMine(page, key) {
   const sent = `[data-sent-key="${key}"]`;
-  const answers = `${sent}, body[data-page=stale], body[data-page=unavailable], body:not([data-page])`;
+  // A success notice without its own message is another send's answer (a look-alike); the
+  // first match in document order wins, and the site lists its messages before the notice.
+  const answers = `${sent}, body[data-page=stale], body[data-page=unavailable], body:not([data-page]), #sent-notice`;
   const answer = await page.waitForSelector(answers, { timeout: WAIT });
   if ((await answer.getAttribute("data-page")) === "stale") {
     // Sent, and answered "stale": what the site did with it is not for it to guess.

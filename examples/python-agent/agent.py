@@ -110,7 +110,12 @@ def mine_on_thread(driver, url, account, variant, key):
 
 def answered_with_mine(driver, key):
     sent = f'[data-sent-key="{key}"]'
-    answers = f"{sent}, body[data-page=stale], body[data-page=unavailable], body:not([data-page])"
+    # A success notice without its own message is another send's answer (a look-alike); the
+    # first match in document order wins, and the site lists its messages before the notice.
+    answers = (
+        f"{sent}, body[data-page=stale], body[data-page=unavailable], body:not([data-page]),"
+        " #sent-notice"
+    )
     answer = WebDriverWait(driver, WAIT, poll_frequency=0.05).until(
         lambda d: d.find_element(By.CSS_SELECTOR, answers)
     )

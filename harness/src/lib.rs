@@ -32,7 +32,24 @@
 //!             p.fill("#request-key", key.as_str()).await?;
 //!             p.click("button#send").await
 //!         })
-//!         .confirm(|p, key| p.wait_for(&format!("[data-sent-key=\"{key}\"]")))
+//!         .confirm(|p, key| async move {
+//!             // Its own message; a stale object (stop); or an answer that says nothing of
+//!             // it (an error page, or a success notice without its key: another send's
+//!             // answer), so the protocol reconciles. Tried in order.
+//!             let mine = format!("[data-sent-key=\"{key}\"]");
+//!             let answers = [
+//!                 mine.as_str(),
+//!                 "body[data-page=stale]",
+//!                 "body[data-page=unavailable]",
+//!                 "body:not([data-page])",
+//!                 "#sent-notice",
+//!             ];
+//!             match p.wait_for_any(&answers).await? {
+//!                 0 => Ok(()),
+//!                 1 => Err(SafeStop::StaleTarget.into()),
+//!                 _ => Err(TaskError::UnexpectedReply { what: "the send" }),
+//!             }
+//!         })
 //!         .reconcile(|p, key| p.effect_status(key))
 //!         .run()
 //!         .await

@@ -103,8 +103,9 @@ pub async fn send_form(p: Page, key: RequestKey) -> Result<(), TaskError> {
 }
 
 /// Observes the site's answer to a send: the message with this key on the page; a stale
-/// object; or an error page, which says nothing of whether the effect happened (the caller
-/// reconciles).
+/// object; an error page, which says nothing of whether the effect happened; or a success
+/// notice without this key's message (a look-alike: another send's answer), which says no
+/// more. The caller reconciles both.
 pub async fn observe_sent(p: Page, key: RequestKey) -> Result<(), TaskError> {
     let sent = format!("[data-sent-key=\"{key}\"]");
     let answers = [
@@ -113,10 +114,16 @@ pub async fn observe_sent(p: Page, key: RequestKey) -> Result<(), TaskError> {
         "body[data-page=unavailable]",
         // Not the site's page at all: a proxy's error.
         "body:not([data-page])",
+        // A success notice, and (checked first) not this key's message: the site puts the
+        // notice after the list, so the list is whole once the notice is there.
+        "#sent-notice",
     ];
     match p.wait_for_any(&answers).await? {
         0 => Ok(()),
         1 => Err(SafeStop::StaleTarget.into()),
+        4 => Err(TaskError::UnexpectedReply {
+            what: "the send (a success that is not its own)",
+        }),
         _ => Err(TaskError::UnexpectedReply {
             what: "the send (an error page)",
         }),
@@ -432,6 +439,28 @@ pub async fn unobservant(w: &mut Worker) -> TaskResult {
             .await
             .map(drop)
         })
+        .reconcile(|p, key| p.effect_status(key))
+        .run()
+        .await
+}
+
+/// Bug zoo: its confirm step takes any success notice for its own: careful in every other
+/// way. When the site loses its send and answers with another send's success (a look-alike:
+/// the same account's message, the same body, another key), it journals `REMOTE_CONFIRMED`
+/// for an effect the site never accepted: caught by `ambiguity_visible` and
+/// `claims_match_facts` at `after_click::live_look_alike`, in every run.
+pub async fn credulous(w: &mut Worker) -> TaskResult {
+    let route = format!("/threads/{THREAD}");
+    w.require_trusted_profile()?;
+    open_signed_in(w, &route).await?;
+    w.probe_identity().await?;
+    let target = w.target().route(&route).object(THREAD).api();
+    w.side_effect("send-hello")
+        .args(format!("thread={THREAD};body=hello"))
+        .verify(move |p| p.expect_target(target.clone()))
+        .act(send_form)
+        // The bug: "Sent message …" is taken as "my message was sent".
+        .confirm(|p, _key| p.wait_for("#sent-notice"))
         .reconcile(|p, key| p.effect_status(key))
         .run()
         .await

@@ -207,11 +207,13 @@ async fn check_identity(driver: &WebDriver, account: &Account) -> Result<(), Tas
 }
 
 /// Waits for the site's answer to the send: its own message on the page (`true`), or any
-/// other page (`false`: an error, which says nothing of whether the effect happened).
+/// other answer (`false`: an error, or a success notice without its own message, which
+/// say nothing of whether the effect happened). The first match in document order is
+/// taken: the site's message list comes before its notice.
 async fn observed(driver: &WebDriver, key: &RequestKey) -> Result<bool, TaskError> {
     let sent = format!("[data-sent-key=\"{key}\"]");
     let answers = format!(
-        "{sent}, body[data-page=stale], body[data-page=unavailable], body:not([data-page])"
+        "{sent}, body[data-page=stale], body[data-page=unavailable], body:not([data-page]), #sent-notice"
     );
     let answer = driver
         .query(By::Css(answers.as_str()))

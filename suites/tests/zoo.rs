@@ -119,6 +119,11 @@ async fn lock_picker(w: &mut Worker) -> TaskResult {
     browser_fault_suites::lock_picker(w).await
 }
 
+#[browser_fault(at = "after_click", effects = "42")]
+async fn credulous(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::credulous(w).await
+}
+
 /// A user's site whose ledger can be read when the trial starts, and never again: the site
 /// went down mid-trial. Not an agent's bug: the harness must say "site unreachable" in the
 /// verdicts that judge the site, never pass them on an empty ledger, never panic, and still
@@ -421,6 +426,19 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
             )
         },
     ),
+    (
+        "credulous::after_click::live_look_alike",
+        &[Invariant::AmbiguityVisible, Invariant::ClaimsMatchFacts],
+        |e, _| {
+            explains(
+                e,
+                Invariant::AmbiguityVisible,
+                "REMOTE_CONFIRMED with no effect",
+            )
+        },
+    ),
+    // It confirms by any notice, but where its own send lands the notice is its own.
+    ("credulous::after_click::landed", &[], passes_and_acts),
     // It sends nothing it should not: it passes, but the page it verified showed its
     // password, and the fault point's screenshot of that page is not kept.
     ("pastes_password::after_target_verified", &[], |e, dir| {

@@ -39,8 +39,10 @@ async fn send_hello(w: &mut Worker) -> TaskResult {
             p.click("button#send").await
         })
         .confirm(|p, key| async move {
-            // The message on the page, a stale object, or an error page: the last says
-            // nothing of whether the message was sent, so the protocol reconciles.
+            // The message on the page, a stale object, an error page, or a success notice
+            // without this key's message (another send's answer): the last two say nothing
+            // of whether the message was sent, so the protocol reconciles. The selectors are
+            // tried in order, and the site lists its messages before its notice.
             let sent = format!("[data-sent-key=\"{key}\"]");
             let answers = [
                 sent.as_str(),
@@ -48,12 +50,13 @@ async fn send_hello(w: &mut Worker) -> TaskResult {
                 "body[data-page=unavailable]",
                 // Not the site's page at all: a proxy's error.
                 "body:not([data-page])",
+                "#sent-notice",
             ];
             match p.wait_for_any(&answers).await? {
                 0 => Ok(()),
                 1 => Err(SafeStop::StaleTarget.into()),
                 _ => Err(TaskError::UnexpectedReply {
-                    what: "the send (an error page)",
+                    what: "the send (an error page, or another's answer)",
                 }),
             }
         })

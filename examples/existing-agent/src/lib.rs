@@ -409,11 +409,13 @@ async fn mine_on_thread(
     Ok(!driver.find_all(By::Css(mine.as_str())).await?.is_empty())
 }
 
-/// Waits for the answer to its send: its own message (`true`) or any other page.
+/// Waits for the answer to its send: its own message (`true`) or any other page, a
+/// success notice without its own message among them (another send's answer). The first
+/// match in document order is taken: the site lists its messages before its notice.
 async fn answered_with_mine(driver: &WebDriver, key: &str) -> Result<bool, AgentError> {
     let sent = format!("[data-sent-key=\"{key}\"]");
     let answers = format!(
-        "{sent}, body[data-page=stale], body[data-page=unavailable], body:not([data-page])"
+        "{sent}, body[data-page=stale], body[data-page=unavailable], body:not([data-page]), #sent-notice"
     );
     let answer = driver
         .query(By::Css(answers.as_str()))

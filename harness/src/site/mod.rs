@@ -236,6 +236,10 @@ mod tests {
         ] {
             assert_eq!(reason(&user, runs), None, "{runs}");
         }
+        assert!(
+            reason(&user, "after_click::live_look_alike")
+                .is_some_and(|r| r.contains("only the bundled site"))
+        );
         let no_proxy = user.clone().without_fault_proxy();
         assert!(reason(&no_proxy, "after_click::lost").is_some_and(|r| r.contains("proxy")));
         assert!(reason(&no_proxy, "hazard::expired_session").is_some_and(|r| r.contains("proxy")));

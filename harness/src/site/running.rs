@@ -24,6 +24,9 @@ pub(crate) enum EffectArm {
     Slow,
     /// Held uncommitted past its client's death, committed once the recovery has ended.
     LateLanding,
+    /// Never committed; answered as a success that names a look-alike (the bundled site
+    /// only).
+    LookAlike,
 }
 
 /// A change of the site's own records under a live worker (the live `after_login`
@@ -241,7 +244,8 @@ impl RunningSite {
     }
 
     /// Arms the next effect as an `after_click` variant demands: held after landing, held
-    /// and lost, lost at once, landed with its response lost, or slow.
+    /// and lost, lost at once, landed with its response lost, slow, landing late, or lost
+    /// under a look-alike answer.
     ///
     /// Behind the fault proxy, the effect request is the first one the adapter names
     /// ([`Site::is_effect_request`]) while `submitted()` holds (the worker journaled
@@ -264,6 +268,7 @@ impl RunningSite {
                     EffectArm::ResponseDropped => A::ResponseDropped,
                     EffectArm::Slow => A::Slow,
                     EffectArm::LateLanding => A::LateLanding,
+                    EffectArm::LookAlike => A::LookAlike,
                 });
                 Some(())
             }
@@ -275,6 +280,8 @@ impl RunningSite {
                     EffectArm::ResponseDropped => EffectFault::ResponseDropped,
                     EffectArm::Slow => EffectFault::Slow(SLOW_RESPONSE),
                     EffectArm::LateLanding => EffectFault::LateLanding,
+                    // No trial arms it here (the unit cannot run on a user's site).
+                    EffectArm::LookAlike => return None,
                 };
                 let site = self.spec.site.clone();
                 let matcher = EffectMatcher::unsafe_methods()

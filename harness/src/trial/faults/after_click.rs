@@ -1,7 +1,7 @@
 //! `after_click`: the click is dispatched and its response not observed. The site makes the
 //! request land or get lost before worker 1 is crashed (`landed`, `lost`); in the live
-//! variants the network loses the request or its response, or answers slowly, under a
-//! worker that lives on.
+//! variants the network loses the request or its response, or answers slowly, or the site
+//! loses the request and answers with a look-alike success, under a worker that lives on.
 
 use super::FaultUnit;
 use crate::journal::{Checkpoint, Journal};
@@ -28,6 +28,11 @@ impl Variant {
     /// finds it absent; once the recovery has ended, the request lands after all (under its
     /// key: a resend under the same key is not repeated, one under a new key is).
     pub const LATE_LANDING: Variant = Variant::named("late_landing");
+    /// `after_click`, live: the site loses the request (nothing committed) and answers as a
+    /// success would, with a look-alike: the same account's message with the same body under
+    /// another key. No crash: a confirm step that accepts any success marker claims an
+    /// effect the site never accepted.
+    pub const LIVE_LOOK_ALIKE: Variant = Variant::named("live_look_alike");
 }
 
 pub(super) const VARIANTS: &[Option<Variant>] = &[
@@ -37,6 +42,7 @@ pub(super) const VARIANTS: &[Option<Variant>] = &[
     Some(Variant::LIVE_RESPONSE_LOST),
     Some(Variant::LIVE_SLOW_RESPONSE),
     Some(Variant::LATE_LANDING),
+    Some(Variant::LIVE_LOOK_ALIKE),
 ];
 
 pub(super) fn unit(variant: Option<Variant>) -> Option<&'static dyn FaultUnit> {
@@ -47,6 +53,7 @@ pub(super) fn unit(variant: Option<Variant>) -> Option<&'static dyn FaultUnit> {
         Variant::LIVE_RESPONSE_LOST => Some(&RESPONSE_LOST),
         Variant::LIVE_SLOW_RESPONSE => Some(&SLOW),
         Variant::LATE_LANDING => Some(&LATE),
+        Variant::LIVE_LOOK_ALIKE => Some(&LOOK_ALIKE),
         _ => None,
     }
 }
@@ -75,6 +82,10 @@ static LATE: Click = Click {
     arm: EffectArm::LateLanding,
     live: false,
 };
+static LOOK_ALIKE: Click = Click {
+    arm: EffectArm::LookAlike,
+    live: true,
+};
 
 /// The site arms the effect's request; worker 1 is crashed once it has landed or been lost,
 /// or (live) lives on and faces what the network did.
@@ -90,6 +101,7 @@ impl FaultUnit for Click {
             EffectArm::RequestDropped => "the request lost on the wire",
             EffectArm::ResponseDropped => "the request landed and its response lost",
             EffectArm::Slow => "the request landed and its response slow",
+            EffectArm::LookAlike => "the request lost and a look-alike success shown",
             EffectArm::Landed | EffectArm::Lost => return "crash at after_click".to_owned(),
             EffectArm::LateLanding => {
                 return "crash at after_click, the request landing after the recovery".to_owned();
@@ -103,6 +115,13 @@ impl FaultUnit for Click {
     }
 
     fn cannot_run(&self, site: &SiteSpec) -> Option<&'static str> {
+        if self.arm == EffectArm::LookAlike {
+            // The proxy cannot make a user's site show a success that is not the agent's:
+            // it knows neither the site's answer page nor where the key goes in it.
+            return Some(
+                "answers with a look-alike success page: only the bundled site has that knob",
+            );
+        }
         super::needs_fault_proxy(site)
     }
 
