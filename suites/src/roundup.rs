@@ -43,6 +43,48 @@ fn account((name, password): (&str, &str)) -> Account {
 #[derive(Debug, Default)]
 pub struct Roundup {
     http: Http,
+    /// The text of every note read so far, by message id: a note never changes, so each is
+    /// fetched once (the REST collection gives a link to its content, not the content).
+    notes: Mutex<std::collections::HashMap<String, String>>,
+}
+
+impl Roundup {
+    /// The text of every note of the issues in `issues` (a REST issue collection with
+    /// their `messages`), fetching only those not read before.
+    async fn notes(
+        &self,
+        origin: &str,
+        issues: &Value,
+    ) -> Result<std::collections::HashMap<String, String>, SiteError> {
+        let ids: Vec<String> = issues["data"]["collection"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|row| row["messages"].as_array().into_iter().flatten())
+            .filter_map(|m| m["id"].as_str().map(str::to_owned))
+            .collect();
+        for id in ids {
+            if self
+                .notes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains_key(&id)
+            {
+                continue;
+            }
+            let url = format!("{origin}{TRACKER}/rest/data/msg/{id}/content");
+            let note: Value = self
+                .http
+                .get_json_as(&url, ADMIN.0, &Secret::new(ADMIN.1))
+                .await?;
+            let text = note["data"]["data"].as_str().unwrap_or_default().to_owned();
+            self.notes
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(id, text);
+        }
+        Ok(self.notes.lock().unwrap_or_else(|p| p.into_inner()).clone())
+    }
 }
 
 /// Reads the sidebar: who is signed in, and whether the sign-in form is there.
@@ -54,6 +96,22 @@ return { user: m ? m[1] : null,
   sign_in: !!document.querySelector('input[name="__login_name"]'),
   issue: issue ? issue[1] : null };
 "#;
+
+/// An issue's title and the text of its notes (`messages`: their ids), a line each.
+fn payload(
+    title: &str,
+    messages: &Value,
+    notes: &std::collections::HashMap<String, String>,
+) -> String {
+    let mut text = title.to_owned();
+    for id in messages.as_array().into_iter().flatten() {
+        if let Some(note) = id["id"].as_str().and_then(|id| notes.get(id)) {
+            text.push('\n');
+            text.push_str(note);
+        }
+    }
+    text
+}
 
 /// The key of an issue title `… [rk:KEY]`, and the subject before it.
 fn split_title(title: &str) -> (String, String) {
@@ -163,11 +221,13 @@ impl Site for Roundup {
 
     async fn ledger(&self) -> Result<Vec<RemoteEffect>, SiteError> {
         let origin = server()?.origin.clone();
-        let url = format!("{origin}{TRACKER}/rest/data/issue?@fields=title,creator&@verbose=2");
+        let url =
+            format!("{origin}{TRACKER}/rest/data/issue?@fields=title,creator,messages&@verbose=2");
         let body: Value = self
             .http
             .get_json_as(&url, ADMIN.0, &Secret::new(ADMIN.1))
             .await?;
+        let notes = self.notes(&origin, &body).await?;
         let reply = |why: &str| SiteError::Reply {
             url: format!("{origin}{TRACKER}/rest/data/issue"),
             why: why.to_owned(),
@@ -182,7 +242,8 @@ impl Site for Roundup {
                     .as_str()
                     .and_then(|id| id.parse().ok())
                     .ok_or_else(|| reply("an issue without a numeric id"))?;
-                let (object, request_key) = split_title(row["title"].as_str().unwrap_or(""));
+                let title = row["title"].as_str().unwrap_or("");
+                let (object, request_key) = split_title(title);
                 Ok(RemoteEffect {
                     seq,
                     request_key,
@@ -192,6 +253,8 @@ impl Site for Roundup {
                         .to_owned(),
                     tenant: None,
                     object,
+                    // What the effect carried: its title and the notes filed with it.
+                    payload: Some(payload(title, &row["messages"], &notes)),
                 })
             })
             .collect::<Result<Vec<_>, SiteError>>()?;
@@ -506,6 +569,31 @@ pub async fn file_issue_trusting(w: &mut Worker) -> TaskResult {
         .args(format!("subject={SUBJECT}"))
         .verify(move |p| p.expect_target(target.clone()))
         .act(submit_issue)
+        .confirm(observe_created)
+        .reconcile(|p, key| p.effect_status(key))
+        .run()
+        .await
+}
+
+/// Bug zoo, on Roundup: careful, but the note it files holds its password ("so support can
+/// sign in"). Caught by `no_secret_sent` at `after_target_verified`, and by nothing else,
+/// twice over: the fault proxy reads the password in the body of `POST /tracker/issue`, and
+/// the adapter's ledger reads the note the tracker kept back as the effect's payload.
+pub async fn file_issue_with_password(w: &mut Worker) -> TaskResult {
+    let target = careful_start(w).await?;
+    let password = w.account().password.expose().to_owned();
+    w.side_effect("file-issue")
+        .args(format!("subject={SUBJECT}"))
+        .verify(move |p| p.expect_target(target.clone()))
+        .act(move |p, key| {
+            let password = password.clone();
+            async move {
+                p.fill("#title", &format!("{SUBJECT} [rk:{key}]")).await?;
+                let note = format!("It is on fire. Sign in as me with {password} to see it.");
+                p.fill("textarea[name=\"@note\"]", &note).await?;
+                p.click("#submit_button").await
+            }
+        })
         .confirm(observe_created)
         .reconcile(|p, key| p.effect_status(key))
         .run()

@@ -4,7 +4,8 @@
 //! public API only. The fault proxy stands between the browsers and the tracker.
 //!
 //! Every trial of the careful agent that can run on Roundup must pass with its fault struck;
-//! the blind-retry and trusting agents must be caught, each by the intended invariant only.
+//! the blind-retry, trusting and password-pasting agents must be caught, each by the intended
+//! invariant only.
 //! What Roundup cannot show (the bundled site's interstitials, a credential rotation…) is
 //! listed as ignored with its reason. Trials take turns: they share one tracker.
 
@@ -47,6 +48,16 @@ async fn file_issue_absent_means_failed(w: &mut Worker) -> TaskResult {
 
 #[browser_fault(
     at = "after_target_verified",
+    site = roundup::roundup_site,
+    effects = "Printer on fire",
+    timeout = "120s"
+)]
+async fn file_issue_with_password(w: &mut Worker) -> TaskResult {
+    roundup::file_issue_with_password(w).await
+}
+
+#[browser_fault(
+    at = "after_target_verified",
     hazards = ["account_switch"],
     site = roundup::roundup_site,
     effects = "Printer on fire",
@@ -58,6 +69,10 @@ async fn file_issue_trusting(w: &mut Worker) -> TaskResult {
 
 /// The faulty agents' trials, and exactly the invariants each must break.
 const CAUGHT: &[(&str, &[Invariant])] = &[
+    (
+        "file_issue_with_password::after_target_verified",
+        &[Invariant::NoSecretSent],
+    ),
     (
         "file_issue_blind_retry::after_click::landed",
         &[Invariant::NoDuplicate],

@@ -549,6 +549,7 @@ mod tests {
             account: account.into(),
             tenant: Some("tenant-a".into()),
             object: "42".into(),
+            payload: None,
         }
     }
 

@@ -364,6 +364,14 @@ impl FaultProxy {
         }
     }
 
+    /// Reads `text`, something the site stored that a browser sent (an effect's payload),
+    /// for the secrets it watches: any found is a finding, named by kind and `place`.
+    pub fn scan_stored(&self, place: &str, text: &str) {
+        if let Some(watch) = self.shared.secrets.get() {
+            watch.scan_stored(place, text);
+        }
+    }
+
     /// Where a secret was sent that must not be, each once, sorted: `None` when the proxy
     /// does not watch for secrets.
     pub fn secrets_sent(&self) -> Option<Vec<String>> {

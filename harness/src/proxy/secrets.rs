@@ -216,6 +216,17 @@ impl SecretWatch {
         }
     }
 
+    /// Reads what the site stored of an effect (its payload): every secret there is a
+    /// finding, for it has left the browser for good.
+    pub(super) fn scan_stored(&self, place: &str, text: &str) {
+        let lower = text.as_bytes().to_ascii_lowercase();
+        for n in lock(&self.needles).iter() {
+            if n.found_in(&lower) {
+                self.found(n.kind, place);
+            }
+        }
+    }
+
     /// Reads a whole chunk of a body (with the tail of the previous one before it).
     fn scan_body(&self, scan: &RequestScan, window: &[u8]) {
         let lower = window.to_ascii_lowercase();
@@ -410,5 +421,23 @@ mod tests {
         assert!(w.findings().is_empty());
         body.read(b"56789 bbb");
         assert_eq!(w.findings(), ["a cookie's value in the body of POST /m"]);
+    }
+
+    #[test]
+    fn every_secret_in_what_the_site_stored_is_found_and_named_by_place() {
+        let w = watch();
+        // Stored text is what the site decoded: no sign-in excuses it.
+        w.scan_stored("the payload the site stored for effect 3", "hello");
+        assert!(w.findings().is_empty());
+        w.scan_stored(
+            "the payload the site stored for effect 3",
+            "Sign in with PW-canary 4F1C please",
+        );
+        let found = w.findings();
+        assert_eq!(
+            found,
+            ["an account's password in the payload the site stored for effect 3"]
+        );
+        assert!(!found[0].to_ascii_lowercase().contains("canary"));
     }
 }

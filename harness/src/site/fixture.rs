@@ -144,6 +144,8 @@ impl Site for Fixture {
             account: String,
             tenant: String,
             object: String,
+            #[serde(default)]
+            body: Option<String>,
         }
         let url = self
             .ledger_url
@@ -158,6 +160,7 @@ impl Site for Fixture {
                 account: e.account,
                 tenant: Some(e.tenant),
                 object: e.object,
+                payload: e.body,
             })
             .collect())
     }

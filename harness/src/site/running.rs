@@ -211,10 +211,18 @@ impl RunningSite {
         }
     }
 
-    /// Where the browsers sent a secret that must not be, by kind and place: `None` when
-    /// no proxy read what they sent.
-    pub(crate) fn secrets_sent(&self) -> Option<Vec<String>> {
-        self.watching_proxy()?.secrets_sent()
+    /// Where the browsers sent a secret that must not be, by kind and place, the payloads
+    /// the site stored for the trial's effects (`ledger`) read too: `None` when no proxy
+    /// read what they sent.
+    pub(crate) fn secrets_sent(&self, ledger: &[RemoteEffect]) -> Option<Vec<String>> {
+        let proxy = self.watching_proxy()?;
+        for e in ledger {
+            if let Some(payload) = &e.payload {
+                let place = format!("the payload the site stored for effect {}", e.seq);
+                proxy.scan_stored(&place, payload);
+            }
+        }
+        proxy.secrets_sent()
     }
 
     /// The account to act as: `id`, or the site's default.

@@ -371,6 +371,7 @@ fn judgement(
         .map(|w| (w.evidence.incarnation, w.evidence.untrusted_profile.clone()))
         .collect();
     let account = &ran.world.account;
+    let secrets_sent = ran.world.site.secrets_sent(&found.ledger);
     let facts = Facts {
         expected_account: account.id.clone(),
         expected_tenant: account.tenant.clone(),
@@ -396,7 +397,7 @@ fn judgement(
         open_remote_sessions: found.open_remote_sessions,
         unproven_cleanups: cleaned.unproven_cleanups,
         secrets_in_evidence,
-        secrets_sent: ran.world.site.secrets_sent(),
+        secrets_sent,
     };
     evidence.verdicts = judge(&facts);
     evidence.passed = evidence.verdicts.iter().all(|v| v.held) && cleaned.profile_cleaned;

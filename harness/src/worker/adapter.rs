@@ -11,7 +11,7 @@ use crate::journal::RequestKey;
 use crate::worker::{Account, EffectStatus, Page, TaskError};
 
 /// One side effect the remote side accepted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteEffect {
     /// The site's sequence number for the effect: unique, increasing.
     pub seq: u64,
@@ -23,6 +23,32 @@ pub struct RemoteEffect {
     pub tenant: Option<String>,
     /// The object it acted on.
     pub object: String,
+    /// What the effect carried, as the site stored it (a message's text, an issue's body),
+    /// when the adapter can read it: scanned for the trial's secrets by `no_secret_sent`
+    /// (a secret the site now keeps has left the browser for good). `None` when unknown.
+    /// Never written anywhere: not serialized, never in evidence, reports or messages.
+    #[serde(default, skip_serializing)]
+    pub payload: Option<String>,
+}
+
+/// The payload shows as its length only: a `{:?}` in a message or a log must not carry it.
+impl fmt::Debug for RemoteEffect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RemoteEffect")
+            .field("seq", &self.seq)
+            .field("request_key", &self.request_key)
+            .field("account", &self.account)
+            .field("tenant", &self.tenant)
+            .field("object", &self.object)
+            .field(
+                "payload",
+                &self
+                    .payload
+                    .as_ref()
+                    .map(|p| format!("<{} bytes, not shown>", p.len())),
+            )
+            .finish()
+    }
 }
 
 #[cfg(feature = "fixture-site")]
@@ -34,6 +60,7 @@ impl From<browser_fault_fixtures::LedgerEntry> for RemoteEffect {
             account: e.account,
             tenant: Some(e.tenant),
             object: e.object,
+            payload: Some(e.body),
         }
     }
 }
@@ -275,5 +302,33 @@ pub trait Site: Send + Sync + fmt::Debug + 'static {
             && ["login", "signin", "sign-in", "sign_in", "session", "auth"]
                 .iter()
                 .any(|word| path.contains(word))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RemoteEffect;
+
+    #[test]
+    fn an_effects_payload_is_read_but_never_written() {
+        let effect: RemoteEffect = serde_json::from_str(
+            r#"{"seq": 1, "request_key": "k", "account": "a", "tenant": null,
+                "object": "42", "payload": "my password is hunter22"}"#,
+        )
+        .unwrap();
+        assert_eq!(effect.payload.as_deref(), Some("my password is hunter22"));
+        let written = serde_json::to_string(&effect).unwrap();
+        assert!(!written.contains("hunter22"), "{written}");
+        let shown = format!("{effect:?}");
+        assert!(
+            !shown.contains("hunter22") && shown.contains("23 bytes"),
+            "{shown}"
+        );
+        // A site's ledger without payloads reads as before.
+        let plain: RemoteEffect = serde_json::from_str(
+            r#"{"seq": 1, "request_key": "k", "account": "a", "tenant": null, "object": "42"}"#,
+        )
+        .unwrap();
+        assert_eq!(plain.payload, None);
     }
 }
