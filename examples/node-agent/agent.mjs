@@ -81,7 +81,19 @@ async function checkIdentity(page, account, variant) {
   if (account.tenant !== null && (await attribute(page, "body", "data-tenant-id")) !== account.tenant) {
     throw new Stop("wrong_tenant");
   }
+  // A page can look right while the site's API answers for someone else: ask the API too.
+  const me = await apiIdentity(page);
+  if (me === null || me.account_id !== account.id) throw new Stop("wrong_account");
+  if (account.tenant !== null && me.tenant_id !== account.tenant) throw new Stop("wrong_tenant");
 }
+
+/** Who the site's API says this session is (`GET /api/me`, from the page), or null. */
+const apiIdentity = (page) =>
+  page.evaluate(() =>
+    fetch("/api/me", { credentials: "same-origin" })
+      .then((r) => (r.ok ? r.json() : null))
+      .catch(() => null),
+  );
 
 async function signIn(page, account) {
   await page.fill("#login-form input[name=username]", account.username);
@@ -157,7 +169,7 @@ async function postHello(bf, page, state, variant) {
     await page.goto(url);
     await checkIdentity(page, account, variant);
     if ((await attribute(page, "main", "data-object-id")) !== THREAD) throw new Stop("wrong_object");
-    await bf.checks("account", "tenant", "object");
+    await bf.checks("account", "tenant", "api_identity", "object");
     await bf.transition(EFFECT, "TARGET_VERIFIED");
     await bf.faultPoint("after_target_verified");
     state.phase = "submitting";

@@ -87,6 +87,21 @@ def check_identity(driver, account, variant):
         raise Stop("wrong_account")
     if account.tenant is not None and attribute(driver, "body", "data-tenant-id") != account.tenant:
         raise Stop("wrong_tenant")
+    # A page can look right while the site's API answers for someone else: ask the API too.
+    me = api_identity(driver)
+    if me is None or me.get("account_id") != account.id:
+        raise Stop("wrong_account")
+    if account.tenant is not None and me.get("tenant_id") != account.tenant:
+        raise Stop("wrong_tenant")
+
+
+def api_identity(driver):
+    """Who the site's API says this session is (`GET /api/me`, from the page), or None."""
+    return driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "fetch('/api/me', {credentials: 'same-origin'})"
+        ".then(r => (r.ok ? r.json() : null)).then(done, () => done(null));"
+    )
 
 
 def sign_in(driver, account):
@@ -156,7 +171,7 @@ def post_hello(bf, driver, state, variant):
         check_identity(driver, account, variant)
         if attribute(driver, "main", "data-object-id") != THREAD:
             raise Stop("wrong_object")
-        bf.checks("account", "tenant", "object")
+        bf.checks("account", "tenant", "api_identity", "object")
         bf.transition(EFFECT, "TARGET_VERIFIED")
         bf.fault_point("after_target_verified")
         state.phase = "submitting"

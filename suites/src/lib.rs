@@ -84,6 +84,12 @@ pub async fn send_hello_as(w: &mut Worker, effect: &str) -> TaskResult {
     open_signed_in(w, &route).await?;
     w.probe_identity().await?;
     let target = w.target().route(&route).object(THREAD).api();
+    send_verified(w, effect, target).await
+}
+
+/// The reference agent's side effect: "hello" sent to the thread once `target` is verified,
+/// its answer observed, reconciled read-only. The zoo agents that verify less share it.
+async fn send_verified(w: &mut Worker, effect: &str, target: Target) -> TaskResult {
     w.side_effect(effect)
         .args(format!("thread={THREAD};body=hello"))
         .verify(move |p| p.expect_target(target.clone()))
@@ -403,14 +409,20 @@ pub async fn route_only(w: &mut Worker) -> TaskResult {
     open_signed_in(w, &route).await?;
     w.probe_identity().await?;
     let target = Target::default().route(&route);
-    w.side_effect("send-hello")
-        .args(format!("thread={THREAD};body=hello"))
-        .verify(move |p| p.expect_target(target.clone()))
-        .act(send_form)
-        .confirm(observe_sent)
-        .reconcile(|p, key| p.effect_status(key))
-        .run()
-        .await
+    send_verified(w, "send-hello", target).await
+}
+
+/// Bug zoo: trusts the page. It checks the route, the object, the account and the tenant the
+/// page's markers name, but never asks the site's API who the session is (no identity probe,
+/// no API check in its target). When the page looks right while the API answers for another
+/// tenant, it sends into that tenant: caught by `no_wrong_account` at
+/// `hazard::tenant_mismatch`, and by nothing else.
+pub async fn page_markers_only(w: &mut Worker) -> TaskResult {
+    let route = format!("/threads/{THREAD}");
+    w.require_trusted_profile()?;
+    open_signed_in(w, &route).await?;
+    let target = w.target().route(&route).object(THREAD);
+    send_verified(w, "send-hello", target).await
 }
 
 /// Bug zoo: never looks at what the site answered. It waits until some answer page has

@@ -85,6 +85,11 @@ async fn cookie_logger(w: &mut Worker) -> TaskResult {
     browser_fault_suites::cookie_logger(w).await
 }
 
+#[browser_fault(at = "after_login", hazards = "tenant_mismatch", effects = "42")]
+async fn page_markers_only(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::page_markers_only(w).await
+}
+
 #[browser_fault(at = "after_login", effects = "42")]
 async fn route_only(w: &mut Worker) -> TaskResult {
     browser_fault_suites::route_only(w).await
@@ -335,6 +340,11 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
     ),
     (
         "route_only::after_login::live_tenant_switch",
+        &[Invariant::NoWrongAccount],
+        |e, _| explains(e, Invariant::NoWrongAccount, "1 in another tenant"),
+    ),
+    (
+        "page_markers_only::hazard::tenant_mismatch",
         &[Invariant::NoWrongAccount],
         |e, _| explains(e, Invariant::NoWrongAccount, "1 in another tenant"),
     ),

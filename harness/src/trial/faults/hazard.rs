@@ -49,6 +49,9 @@ impl FaultUnit for HazardUnit {
             Hazard::LoginInterstitial => Some("a login interstitial stands before the target"),
             Hazard::ConsentInterstitial => Some("a consent interstitial stands before the target"),
             Hazard::AccountSwitch => Some(super::account_switch::DEMANDS_STOP),
+            Hazard::TenantMismatch => {
+                Some("the site's API answers for another tenant than its pages show")
+            }
             _ => None,
         }
     }
