@@ -78,6 +78,23 @@ async fn bad_garbage(w: &mut Worker) -> TaskResult {
     .await
 }
 
+/// The same garbage, from an agent whose connection outlives it: a process it forked keeps
+/// the socket open (and nothing else) a while after the agent has claimed and exited. The
+/// violation must be known from the answer on, not only when the connection ends.
+#[browser_fault(at = "after_profile_created", effects = "42")]
+async fn bad_garbage_kept_open(w: &mut Worker) -> TaskResult {
+    w.run_agent(&script(
+        "import os, socket, json, time\n\
+         s = socket.socket(socket.AF_UNIX); s.connect(os.environ['BROWSER_FAULT_SOCKET'])\n\
+         s.sendall(b'hello there\\n'); s.recv(4096)\n\
+         if os.fork() == 0:\n\
+         \x20   null = os.open(os.devnull, os.O_WRONLY); os.dup2(null, 1); os.dup2(null, 2)\n\
+         \x20   time.sleep(3); os._exit(0)\n\
+         print(json.dumps({'claim': 'completed'}))",
+    ))
+    .await
+}
+
 #[browser_fault(at = "after_profile_created", effects = "42")]
 async fn bad_no_claim(w: &mut Worker) -> TaskResult {
     w.run_agent(&script(
@@ -99,6 +116,7 @@ const BAD: &[(&str, AgentFailure)] = &[
     ("bad_missing", AgentFailure::Spawn),
     ("bad_exits_at_once", AgentFailure::NeverDrove),
     ("bad_garbage", AgentFailure::Protocol),
+    ("bad_garbage_kept_open", AgentFailure::Protocol),
     ("bad_no_claim", AgentFailure::NoClaim),
     ("bad_claim", AgentFailure::BadClaim),
 ];

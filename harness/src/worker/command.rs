@@ -15,6 +15,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::OnceLock;
 use std::sync::atomic::Ordering;
 
 use futures_util::StreamExt;
@@ -227,11 +228,10 @@ fn read_claim(line: &str) -> Option<Result<Claim, String>> {
     })
 }
 
-/// The run of one agent command: what its connections and output told the worker.
+/// The run of one agent command: what its output told the worker.
 #[derive(Default)]
 struct Run {
     claim: Option<Result<Claim, String>>,
-    protocol: Option<String>,
 }
 
 impl Worker {
@@ -311,20 +311,21 @@ impl Worker {
         let mut stderr = child.stderr.take().map(|s| BufReader::new(s).lines());
 
         let mut run = Run::default();
+        // The first violation of the protocol on any connection. It is set before the answer
+        // that reports it is written, so an agent that reads that answer and exits at once
+        // cannot end before the violation is known (a connection's own end may come after
+        // the process's).
+        let violation = OnceLock::new();
         let this: &Worker = self;
         let mut connections = FuturesUnordered::new();
         let status = loop {
             tokio::select! {
                 accepted = listener.accept() => {
                     if let Ok((stream, _)) = accepted {
-                        connections.push(this.serve_agent(stream));
+                        connections.push(this.serve_agent(stream, &violation));
                     }
                 }
-                Some(violation) = connections.next(), if !connections.is_empty() => {
-                    if let Some(why) = violation {
-                        run.protocol.get_or_insert(why);
-                    }
-                }
+                Some(()) = connections.next(), if !connections.is_empty() => {}
                 line = next_line(&mut stdout) => match line {
                     Some(line) => this.agent_stdout(&mut run, &line),
                     None => stdout = None,
@@ -358,7 +359,7 @@ impl Worker {
         };
         let status_text = exit_text(status);
         self.log(&format!("agent: ended ({status_text})"));
-        if let Some(why) = run.protocol {
+        if let Some(why) = violation.into_inner() {
             return Err(TaskError::Agent(AgentError::Protocol { why }));
         }
         match run.claim {
@@ -397,17 +398,17 @@ impl Worker {
         }
     }
 
-    /// Serves one connection to the checkpoint socket until the agent closes it; returns the
-    /// first violation of the protocol, if any.
-    async fn serve_agent(&self, stream: UnixStream) -> Option<String> {
+    /// Serves one connection to the checkpoint socket until the agent closes it; the first
+    /// violation of the protocol on any connection is set in `violation` before its answer
+    /// is written.
+    async fn serve_agent(&self, stream: UnixStream, violation: &OnceLock<String>) {
         let (read, mut write) = stream.into_split();
         let mut lines = BufReader::new(read);
-        let mut violation = None;
         let mut buf = Vec::new();
         loop {
             buf.clear();
             match read_bounded_line(&mut lines, &mut buf).await {
-                Ok(0) | Err(_) => return violation,
+                Ok(0) | Err(_) => return,
                 Ok(_) => {}
             }
             let answer = match std::str::from_utf8(&buf)
@@ -420,7 +421,7 @@ impl Worker {
                         json!({ "ok": false, "error": "refused", "message": message })
                     }
                     Err(Refusal::Violation(why)) => {
-                        violation.get_or_insert_with(|| why.clone());
+                        let _ = violation.set(why.clone());
                         json!({ "ok": false, "error": "protocol", "message": why })
                     }
                 },
@@ -430,14 +431,14 @@ impl Worker {
                     } else {
                         "a line that is not a JSON object".to_owned()
                     };
-                    violation.get_or_insert_with(|| why.clone());
+                    let _ = violation.set(why.clone());
                     json!({ "ok": false, "error": "protocol", "message": why })
                 }
             };
             let mut line = answer.to_string().into_bytes();
             line.push(b'\n');
             if write.write_all(&line).await.is_err() {
-                return violation;
+                return;
             }
         }
     }
