@@ -15,7 +15,19 @@ pub(crate) async fn strike(shared: &Shared, token: Option<SessionToken>, boundar
         return;
     }
     let cookies = cookies_at(shared, token, boundary).await;
-    let screenshot = take_screenshot(shared, token, boundary, &cookies).await;
+    let screenshot = if boundary == FaultPoint::AfterClick {
+        // The click is out: the site may hold the navigation it began, and whether the
+        // screenshot, or the check of the page's text that follows it, meets that held
+        // navigation would depend on how fast the click's timer fired (the evidence would
+        // change with the machine's load). The helpers take this point's screenshot ahead
+        // of the click ([`super::Worker::screenshot_ahead`]); a point marked after it has none.
+        shared
+            .log
+            .line("fault point after_click: no screenshot (the page may wait on the site)");
+        Shot::default()
+    } else {
+        take_screenshot(shared, token, boundary, &cookies).await
+    };
     report_strike(shared, token, boundary, screenshot, cookies).await;
 }
 
@@ -52,9 +64,7 @@ pub(super) async fn take_screenshot(
     let Some(dir) = shared.fault.screenshot_dir() else {
         return Shot::default();
     };
-    let Ok(Ok(png)) =
-        tokio::time::timeout(Duration::from_secs(5), driver.screenshot_as_png()).await
-    else {
+    let Ok(Ok(png)) = tokio::time::timeout(PAGE_READ_WAIT, driver.screenshot_as_png()).await else {
         return Shot::default();
     };
     let mut secrets = vec![(
@@ -62,8 +72,9 @@ pub(super) async fn take_screenshot(
         shared.spec.account.password.expose().to_owned(),
     )];
     secrets.extend(cookies.iter().map(|c| ("a cookie's value", c.clone())));
+    // As long as the screenshot may take: a page that answers one answers this too.
     let shown = tokio::time::timeout(
-        Duration::from_secs(2),
+        PAGE_READ_WAIT,
         driver.execute(SHOWN_TEXT_SCRIPT, Vec::new()),
     )
     .await;
@@ -107,6 +118,12 @@ pub(super) async fn take_screenshot(
         withheld: None,
     }
 }
+
+/// How long a fault point's reads of the page may take (its screenshot, the check of the
+/// text it shows, the browser's cookies): a page that cannot answer within it has none. Far
+/// above what they take on a loaded machine (tens of ms), so that load never changes what
+/// the evidence holds; only a page that hangs waits it out.
+const PAGE_READ_WAIT: Duration = Duration::from_secs(5);
 
 /// What a page shows, as a screenshot would: the rendered text of the document and of its
 /// same-origin frames, and the values of the fields that show their value.
@@ -195,7 +212,7 @@ pub(super) async fn cookie_values(shared: &Shared, token: Option<SessionToken>) 
     let Some(driver) = token.and_then(|t| shared.registry.driver(t).ok()) else {
         return Vec::new();
     };
-    match tokio::time::timeout(Duration::from_secs(2), driver.get_all_cookies()).await {
+    match tokio::time::timeout(PAGE_READ_WAIT, driver.get_all_cookies()).await {
         Ok(Ok(cookies)) => cookies
             .into_iter()
             .map(|c| c.value)
