@@ -70,6 +70,22 @@ pub struct WorkerEvidence {
     /// (its own chromedriver, a helper it spawned), by command name; the harness killed them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stray_processes: Vec<String>,
+    /// Whether its scenario (the agent's code) began. `false` for a worker struck or refused
+    /// in the harness's own code before it: crashed at `after_profile_created` right after
+    /// its launch, refused the profile's lease by `concurrent_profile`. Such a worker tests
+    /// the harness's guards, not the agent (see [`Evidence::before_scenario`]). Written only
+    /// when `false`.
+    #[serde(default = "began", skip_serializing_if = "is_began")]
+    pub scenario_began: bool,
+}
+
+/// What evidence written before `scenario_began` was recorded means: the scenario began.
+fn began() -> bool {
+    true
+}
+
+fn is_began(began: &bool) -> bool {
+    *began
 }
 
 /// What one verify step checked before its side effect was journaled `TARGET_VERIFIED`.
@@ -267,6 +283,39 @@ impl Evidence {
                 .checkpoint_trace
                 .iter()
                 .any(|t| t.to == Checkpoint::ActionSubmitted)
+    }
+
+    /// The workers of this trial that never ran the agent's code, one line each, saying where
+    /// the harness stopped them (`worker 1 was crashed at after_profile_created before its
+    /// scenario began`). Not empty: in those workers the fault struck the harness's own code
+    /// (its launch, its profile lease), and what the trial judges of the agent is how the
+    /// other workers start on what was left: a guard of the harness and a clean restart, not
+    /// the agent's recovery from a step of its own. The runner lists these trials at the end
+    /// of a run.
+    pub fn before_scenario(&self) -> Vec<String> {
+        self.workers
+            .iter()
+            .filter(|w| !w.scenario_began)
+            .map(|w| {
+                let n = w.incarnation;
+                match (w.struck, w.result) {
+                    (Some(point), _) => {
+                        format!("worker {n} was crashed at {point} before its scenario began")
+                    }
+                    (None, Some(WorkerResult::Err(kind))) => {
+                        let kind = serde_json::to_value(kind)
+                            .ok()
+                            .map(|v| match &v["reason"] {
+                                serde_json::Value::String(r) => r.clone(),
+                                _ => v["type"].as_str().unwrap_or("failed").to_owned(),
+                            })
+                            .unwrap_or_else(|| "failed".to_owned());
+                        format!("worker {n} was refused ({kind}) before its scenario began")
+                    }
+                    (None, _) => format!("worker {n} ended before its scenario began"),
+                }
+            })
+            .collect()
     }
 
     /// Asserts the insta snapshot of this evidence in `snapshot_dir`, named after the trial.

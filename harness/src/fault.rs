@@ -55,6 +55,9 @@ pub(crate) enum WorkerEvent {
     /// The worker is up and waits at the start gate (before claiming the lease) for the
     /// trial's word: how two workers are made to race for one profile at the same instant.
     Ready,
+    /// The worker started and its scenario (the agent's code) begins now: a worker that
+    /// never sends this was struck, or refused, in the harness's own code before it.
+    ScenarioBegan,
     /// The worker holds its lease and its browser runs.
     Started {
         /// The browser's pid, when known.

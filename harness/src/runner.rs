@@ -147,6 +147,11 @@ pub struct Conclusion {
     pub unproven_cleanups: usize,
     /// Scenarios that declare a side effect and never acted in any trial that ran.
     pub never_acted: Vec<String>,
+    /// The trials run whose fault struck the harness's own code, not the agent's, in one of
+    /// their workers (crashed at its launch, refused the profile's lease), one line each with
+    /// where: they judge the harness's guards and a start on what was left, and the run says
+    /// so at its end. Not a failure.
+    pub before_scenario: Vec<String>,
     /// Why no trial ran: the browser binaries could not be found (the message names the fix).
     pub no_browser: Option<String>,
 }
@@ -236,6 +241,7 @@ fn run_trials_and(
             },
             unproven_cleanups: 0,
             never_acted: Vec::new(),
+            before_scenario: Vec::new(),
             no_browser: Some(why),
         };
     }
@@ -305,6 +311,16 @@ fn run_trials_and(
             settings.out_dir.display()
         );
     }
+    let before_scenario = gate.before_scenario();
+    if !args.list && !before_scenario.is_empty() {
+        eprintln!(
+            "browser-fault: {} trial(s) struck the harness's own code, not the agent's, in a worker that never began its scenario: they judge the harness's guards and how the next worker starts on what was left, not the agent's recovery from a step of its own:",
+            before_scenario.len()
+        );
+        for line in &before_scenario {
+            eprintln!("  {line}");
+        }
+    }
     let never_acted = gate.never_acted();
     for line in &never_acted {
         eprintln!("browser-fault: {line}");
@@ -313,6 +329,7 @@ fn run_trials_and(
         tests,
         unproven_cleanups: ran - proven,
         never_acted,
+        before_scenario,
         no_browser: None,
     }
 }
@@ -423,6 +440,7 @@ mod tests {
             tests: failed,
             unproven_cleanups: 0,
             never_acted: Vec::new(),
+            before_scenario: Vec::new(),
             no_browser: None,
         };
         assert_eq!(conclusion.exit_code(), ExitCode::TrialFailed);
@@ -456,6 +474,9 @@ struct Gate {
     progress: Option<crate::report::Progress>,
     /// Per scenario: trials run that expect an action, and whether any trial acted.
     activity: Mutex<BTreeMap<&'static str, Activity>>,
+    /// The trials run whose fault struck the harness's own code in a worker, with where
+    /// ([`crate::evidence::Evidence::before_scenario`]).
+    before_scenario: Mutex<BTreeMap<String, Vec<String>>>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -473,6 +494,29 @@ impl Gate {
         let a = all.entry(trial.scenario.name).or_default();
         a.expecting_action += usize::from(trial.expects_action());
         a.acted |= acted;
+    }
+
+    fn record_before_scenario(&self, evidence: &crate::evidence::Evidence) {
+        let workers = evidence.before_scenario();
+        if !workers.is_empty() {
+            self.before_scenario
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(evidence.trial.clone(), workers);
+        }
+    }
+
+    /// One line per trial run whose fault struck the harness's own code in one of its
+    /// workers (`name: worker 1 was crashed at after_profile_created before its scenario
+    /// began`), in name order.
+    fn before_scenario(&self) -> Vec<String> {
+        let all = self
+            .before_scenario
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        all.iter()
+            .map(|(name, workers)| format!("{name}: {}", workers.join("; ")))
+            .collect()
     }
 
     /// One line per scenario that intends a side effect, ran trials where a correct agent
@@ -571,6 +615,7 @@ fn run_and_check(
         gate.proven.fetch_add(1, Ordering::SeqCst);
     }
     gate.record(trial, report.evidence.acted());
+    gate.record_before_scenario(&report.evidence);
     if let Some(message) = report.failure_message() {
         let message = format!(
             "{message}\n  schedule: {}\n  replay: {}",

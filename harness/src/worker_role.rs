@@ -57,6 +57,7 @@ pub(crate) async fn run_worker(
             return;
         }
     };
+    hook.report(WorkerEvent::ScenarioBegan).await;
     // No task of its own: dropping this future (the `abort` crash) must drop the worker,
     // its browser and its lease with it. A panic is caught here instead.
     let joined = std::panic::AssertUnwindSafe((scenario.run)(&mut worker))

@@ -784,3 +784,84 @@ mod chromium {
         }
     }
 }
+
+#[test]
+fn a_worker_that_never_began_its_scenario_is_named_in_the_evidence_and_every_report() {
+    use browser_fault::evidence::WorkerEnd;
+    use browser_fault::worker::{FailureKind, SafeStop, WorkerResult};
+
+    // Worker 1 crashed at its launch; in another trial, worker 2 refused the lease.
+    let mut crashed = evidence("pay::after_profile_created");
+    crashed.workers[0].scenario_began = false;
+    let mut refused = evidence("pay::concurrent_profile");
+    refused.workers[0].armed = None;
+    refused.workers[0].struck = None;
+    refused.workers[0].end = WorkerEnd::Finished;
+    refused.workers[1].scenario_began = false;
+    refused.workers[1].result = Some(WorkerResult::Err(FailureKind::SafeStop(
+        SafeStop::LeaseHeld,
+    )));
+    assert_eq!(
+        crashed.before_scenario(),
+        ["worker 1 was crashed at after_profile_created before its scenario began"]
+    );
+    assert_eq!(
+        refused.before_scenario(),
+        ["worker 2 was refused (lease_held) before its scenario began"]
+    );
+    assert!(base().before_scenario().is_empty(), "both began theirs");
+
+    // Written only when false; evidence without the key (older runs) means it began.
+    let json = serde_json::to_value(&crashed).unwrap();
+    assert_eq!(json["workers"][0]["scenario_began"], false);
+    assert!(json["workers"][1].get("scenario_began").is_none());
+    let back: Evidence = serde_json::from_value(json).unwrap();
+    assert_eq!(back, crashed);
+
+    let dir = tempfile::tempdir().unwrap();
+    let trials = [crashed, refused, base()]
+        .into_iter()
+        .map(|e| {
+            let path = write_evidence(dir.path(), e.clone(), None);
+            TrialOutcome::from_evidence(e, path, Duration::from_millis(1_000))
+        })
+        .collect();
+    let run = RunReport::new("shard-1", trials);
+    let path = report::write_json(&run, &dir.path().join("summary.json")).unwrap();
+    let value: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut errors = Vec::new();
+    validate(
+        &serde_json::from_str(JSON_SCHEMA).unwrap(),
+        &value,
+        "$",
+        &mut errors,
+    );
+    assert!(errors.is_empty(), "{errors:#?}\n{value:#}");
+    let listed: Vec<(&str, &Value)> = value["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| Some((t["name"].as_str()?, t.get("before_scenario")?)))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (
+                "pay::after_profile_created",
+                &json!(["worker 1 was crashed at after_profile_created before its scenario began"])
+            ),
+            (
+                "pay::concurrent_profile",
+                &json!(["worker 2 was refused (lease_held) before its scenario began"])
+            ),
+        ]
+    );
+
+    let html = report::write_html(&run, &dir.path().join("report.html")).unwrap();
+    let html = std::fs::read_to_string(html).unwrap();
+    assert_eq!(
+        html.matches("its scenario never began").count(),
+        2,
+        "one mark per worker that never began"
+    );
+}

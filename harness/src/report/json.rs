@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{RunReport, TrialOutcome};
+use crate::evidence::Evidence;
 
 /// The value of the summary's `schema` key.
 pub const SCHEMA: &str = "browser-fault-report";
@@ -78,6 +79,10 @@ pub struct TrialSummary {
     pub verdicts: Vec<VerdictSummary>,
     /// Its `evidence.json`: relative to the summary's folder when it is below it.
     pub evidence: Option<String>,
+    /// Its workers that never began their scenario, and where the harness stopped them
+    /// ([`crate::evidence::Evidence::before_scenario`]); absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub before_scenario: Vec<String>,
 }
 
 /// One invariant's verdict.
@@ -156,6 +161,7 @@ fn trial(t: &TrialOutcome, dir: &Path) -> TrialSummary {
             })
             .unwrap_or_default(),
         evidence,
+        before_scenario: e.map(Evidence::before_scenario).unwrap_or_default(),
     }
 }
 

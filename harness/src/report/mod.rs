@@ -57,6 +57,7 @@
 //! | `fault_at_ms` | integer or null | when, in ms from the trial's start |
 //! | `verdicts` | array | `{ "invariant": string, "held": boolean, "explanation": string }` |
 //! | `evidence` | string or null | its `evidence.json`: relative to the summary's folder when below it |
+//! | `before_scenario` | array of strings, absent when empty | its workers that never began their scenario, and where the harness stopped them (the fault struck the harness's own code there) |
 //!
 //! # Merging shards
 //!

@@ -131,6 +131,7 @@ pub(super) async fn spawn(world: &World<'_>, spec: WorkerSpec) -> Result<Tracked
             tampered: Vec::new(),
             struck_step: None,
             stray_processes: Vec::new(),
+            scenario_began: false,
         },
     })
 }

@@ -133,6 +133,7 @@ async fn follow(w: &mut Tracked, event: WorkerEvent, site: &RunningSite) -> bool
             w.handle.resume().await;
         }
         WorkerEvent::Ready => w.handle.resume().await,
+        WorkerEvent::ScenarioBegan => w.evidence.scenario_began = true,
         WorkerEvent::Verified { effect, checked } => {
             w.evidence.verified.push(Verification { effect, checked });
         }

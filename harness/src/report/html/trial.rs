@@ -108,6 +108,9 @@ fn worker_line(h: &mut String, e: &Evidence, w: &WorkerEvidence) {
     facts.push(format!("{end} after {}", human_ms(w.total_ms)));
     let result = serde_json::to_value(w.result).unwrap_or_default();
     facts.push(format!("result: {}", result_text(&result)));
+    if !w.scenario_began {
+        facts.push("its scenario never began: the fault struck the harness's code".to_owned());
+    }
     let _ = write!(
         h,
         "<span class=\"muted\">{}</span><br>",
