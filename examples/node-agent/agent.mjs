@@ -83,7 +83,9 @@ async function checkIdentity(page, account, variant) {
   }
   // A page can look right while the site's API answers for someone else: ask the API too.
   const me = await apiIdentity(page);
-  if (me === null || me.account_id !== account.id) throw new Stop("wrong_account");
+  // No answer: the API knows no session here, whatever the page shows.
+  if (me === null) throw new Stop("not_signed_in");
+  if (me.account_id !== account.id) throw new Stop("wrong_account");
   if (account.tenant !== null && me.tenant_id !== account.tenant) throw new Stop("wrong_tenant");
 }
 

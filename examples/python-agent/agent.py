@@ -89,7 +89,9 @@ def check_identity(driver, account, variant):
         raise Stop("wrong_tenant")
     # A page can look right while the site's API answers for someone else: ask the API too.
     me = api_identity(driver)
-    if me is None or me.get("account_id") != account.id:
+    if me is None:
+        raise Stop("not_signed_in")  # the API knows no session here, whatever the page shows
+    if me.get("account_id") != account.id:
         raise Stop("wrong_account")
     if account.tenant is not None and me.get("tenant_id") != account.tenant:
         raise Stop("wrong_tenant")
