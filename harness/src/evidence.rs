@@ -287,7 +287,8 @@ impl Evidence {
 
     /// The workers of this trial that never ran the agent's code, one line each, saying where
     /// the harness stopped them (`worker 1 was crashed at after_profile_created before its
-    /// scenario began`). Not empty: in those workers the fault struck the harness's own code
+    /// scenario began`, `worker 2 ended with safe_stop(lease_held) before its scenario
+    /// began`). Not empty: in those workers the fault struck the harness's own code
     /// (its launch, its profile lease), and what the trial judges of the agent is how the
     /// other workers start on what was left: a guard of the harness and a clean restart, not
     /// the agent's recovery from a step of its own. The runner lists these trials at the end
@@ -302,16 +303,10 @@ impl Evidence {
                     (Some(point), _) => {
                         format!("worker {n} was crashed at {point} before its scenario began")
                     }
-                    (None, Some(WorkerResult::Err(kind))) => {
-                        let kind = serde_json::to_value(kind)
-                            .ok()
-                            .map(|v| match &v["reason"] {
-                                serde_json::Value::String(r) => r.clone(),
-                                _ => v["type"].as_str().unwrap_or("failed").to_owned(),
-                            })
-                            .unwrap_or_else(|| "failed".to_owned());
-                        format!("worker {n} was refused ({kind}) before its scenario began")
-                    }
+                    (None, Some(WorkerResult::Err(kind))) => format!(
+                        "worker {n} ended with {} before its scenario began",
+                        kind.name()
+                    ),
                     (None, _) => format!("worker {n} ended before its scenario began"),
                 }
             })

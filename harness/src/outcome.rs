@@ -183,6 +183,20 @@ impl FailureKind {
     pub fn is_safe_stop(self) -> bool {
         matches!(self, FailureKind::SafeStop(_) | FailureKind::BrowserCrashed)
     }
+
+    /// Its name as verdicts and evidence lines write it: `safe_stop(lease_held)`, `panic`.
+    pub(crate) fn name(self) -> String {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(m)) => {
+                let ty = m.get("type").and_then(|v| v.as_str()).unwrap_or("failure");
+                match m.get("reason").and_then(|v| v.as_str()) {
+                    Some(reason) => format!("{ty}({reason})"),
+                    None => ty.to_owned(),
+                }
+            }
+            _ => "failure".to_owned(),
+        }
+    }
 }
 
 /// How a worker ended, as it reports it to its trial.

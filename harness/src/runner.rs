@@ -288,6 +288,8 @@ fn run_trials_and(
     if let Some(progress) = &gate.progress {
         progress.finish();
     }
+    // Read before the reports take the outcomes.
+    let before_scenario = gate.before_scenario();
     if !args.list && gate.ran.load(Ordering::SeqCst) > 0 {
         write_reports(&gate, &ignored, &settings);
     }
@@ -311,7 +313,6 @@ fn run_trials_and(
             settings.out_dir.display()
         );
     }
-    let before_scenario = gate.before_scenario();
     if !args.list && !before_scenario.is_empty() {
         eprintln!(
             "browser-fault: {} trial(s) struck the harness's own code, not the agent's, in a worker that never began its scenario: they judge the harness's guards and how the next worker starts on what was left, not the agent's recovery from a step of its own:",
@@ -406,6 +407,30 @@ mod tests {
     }
 
     #[test]
+    fn the_gate_lists_the_trials_with_a_worker_that_never_began_its_scenario() {
+        let began: crate::evidence::Evidence =
+            serde_json::from_str(include_str!("report/testdata/evidence.json")).unwrap();
+        let mut struck = began.clone();
+        struck.trial = "b::after_click".to_owned();
+        struck.workers[0].scenario_began = false;
+        let gate = Gate::default();
+        for e in [struck, began] {
+            gate.outcomes
+                .lock()
+                .unwrap()
+                .push(crate::report::TrialOutcome::from_evidence(
+                    e,
+                    "evidence.json".into(),
+                    std::time::Duration::ZERO,
+                ));
+        }
+        assert_eq!(
+            gate.before_scenario(),
+            ["b::after_click: worker 1 was crashed at after_click before its scenario began"]
+        );
+    }
+
+    #[test]
     fn every_exit_code_is_distinct_and_the_signal_codes_are_the_shells() {
         let codes: std::collections::BTreeSet<i32> =
             ExitCode::ALL.iter().map(|c| c.code()).collect();
@@ -474,9 +499,6 @@ struct Gate {
     progress: Option<crate::report::Progress>,
     /// Per scenario: trials run that expect an action, and whether any trial acted.
     activity: Mutex<BTreeMap<&'static str, Activity>>,
-    /// The trials run whose fault struck the harness's own code in a worker, with where
-    /// ([`crate::evidence::Evidence::before_scenario`]).
-    before_scenario: Mutex<BTreeMap<String, Vec<String>>>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -496,27 +518,21 @@ impl Gate {
         a.acted |= acted;
     }
 
-    fn record_before_scenario(&self, evidence: &crate::evidence::Evidence) {
-        let workers = evidence.before_scenario();
-        if !workers.is_empty() {
-            self.before_scenario
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(evidence.trial.clone(), workers);
-        }
-    }
-
     /// One line per trial run whose fault struck the harness's own code in one of its
     /// workers (`name: worker 1 was crashed at after_profile_created before its scenario
-    /// began`), in name order.
+    /// began`), in name order; read from the trials' evidence.
     fn before_scenario(&self) -> Vec<String> {
-        let all = self
-            .before_scenario
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        all.iter()
-            .map(|(name, workers)| format!("{name}: {}", workers.join("; ")))
-            .collect()
+        let outcomes = self.outcomes.lock().unwrap_or_else(|p| p.into_inner());
+        let mut lines: Vec<String> = outcomes
+            .iter()
+            .filter_map(|o| o.evidence.as_ref())
+            .filter_map(|e| {
+                let workers = e.before_scenario();
+                (!workers.is_empty()).then(|| format!("{}: {}", e.trial, workers.join("; ")))
+            })
+            .collect();
+        lines.sort();
+        lines
     }
 
     /// One line per scenario that intends a side effect, ran trials where a correct agent
@@ -615,7 +631,6 @@ fn run_and_check(
         gate.proven.fetch_add(1, Ordering::SeqCst);
     }
     gate.record(trial, report.evidence.acted());
-    gate.record_before_scenario(&report.evidence);
     if let Some(message) = report.failure_message() {
         let message = format!(
             "{message}\n  schedule: {}\n  replay: {}",

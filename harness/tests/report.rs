@@ -807,7 +807,7 @@ fn a_worker_that_never_began_its_scenario_is_named_in_the_evidence_and_every_rep
     );
     assert_eq!(
         refused.before_scenario(),
-        ["worker 2 was refused (lease_held) before its scenario began"]
+        ["worker 2 ended with safe_stop(lease_held) before its scenario began"]
     );
     assert!(base().before_scenario().is_empty(), "both began theirs");
 
@@ -852,7 +852,7 @@ fn a_worker_that_never_began_its_scenario_is_named_in_the_evidence_and_every_rep
             ),
             (
                 "pay::concurrent_profile",
-                &json!(["worker 2 was refused (lease_held) before its scenario began"])
+                &json!(["worker 2 ended with safe_stop(lease_held) before its scenario began"])
             ),
         ]
     );

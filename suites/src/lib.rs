@@ -675,6 +675,21 @@ pub fn run_blocking(
         })
 }
 
+/// What a test named `…::after_profile_created::struck_before_agent_code::…` says, checked
+/// against its evidence: worker 1 was crashed in the harness's start, before its scenario (the
+/// agent's code) began, and every other worker began its own.
+pub fn struck_before_agent_code(e: &browser_fault::evidence::Evidence) -> Result<(), String> {
+    let before = e.before_scenario();
+    let expected = ["worker 1 was crashed at after_profile_created before its scenario began"];
+    if before == expected {
+        Ok(())
+    } else {
+        Err(format!(
+            "the evidence says {before:?} of the workers that never began their scenario, not {expected:?}"
+        ))
+    }
+}
+
 /// Runs `trial` and fails unless its fault struck and exactly `expected` broke (nothing, for
 /// an agent that must pass, whose cleanup must then be proven too). The check of a suite
 /// whose trials each expect a known verdict.

@@ -125,15 +125,6 @@ fn quiet_not_judged(trial: Option<Trial>, settings: &TrialSettings) -> Result<()
     if !claims.explanation.contains("on the ledger alone") {
         return Err(format!("its claim: {}; evidence: {shown}", claims.explanation).into());
     }
-    // What the test's name says, as the evidence measured it: worker 1 never ran the agent.
-    if e.before_scenario()
-        != ["worker 1 was crashed at after_profile_created before its scenario began"]
-    {
-        return Err(format!(
-            "the workers that never began their scenario: {:?}; evidence: {shown}",
-            e.before_scenario()
-        )
-        .into());
-    }
-    Ok(())
+    browser_fault_suites::struck_before_agent_code(e)
+        .map_err(|why| format!("{why}; evidence: {shown}").into())
 }

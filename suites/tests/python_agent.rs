@@ -143,16 +143,8 @@ fn fails_typed(trial: &Trial, settings: &TrialSettings, want: AgentFailure) -> R
     if !e.profile_cleaned || !e.leaks.is_empty() {
         return Err(format!("it left something behind; evidence: {shown}").into());
     }
-    // What the test's name says, as the evidence measured it: worker 1 never ran the command.
-    let before = e.before_scenario();
-    let expected = ["worker 1 was crashed at after_profile_created before its scenario began"];
-    if before != expected {
-        return Err(format!(
-            "the evidence says {before:?} of the workers that never began their scenario, not {expected:?}; evidence: {shown}"
-        )
-        .into());
-    }
-    Ok(())
+    browser_fault_suites::struck_before_agent_code(e)
+        .map_err(|why| format!("{why}; evidence: {shown}").into())
 }
 
 /// The faulty versions' trials, and exactly what must break in each.

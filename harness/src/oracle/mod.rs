@@ -397,7 +397,7 @@ fn recover_or_stop_safely(f: &Facts) -> Verdict {
                 (false, _) => format!("worker {} timed out", w.incarnation),
                 (_, None) => format!("worker {} died without a result", w.incarnation),
                 (_, Some(WorkerResult::Err(kind))) => {
-                    format!("worker {} failed: {}", w.incarnation, kind_name(kind))
+                    format!("worker {} failed: {}", w.incarnation, kind.name())
                 }
                 (_, Some(WorkerResult::Ok(_))) => format!("worker {}", w.incarnation),
             });
@@ -497,21 +497,8 @@ pub fn result_name(result: Option<WorkerResult>) -> String {
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default(),
-        Some(WorkerResult::Err(kind)) => kind_name(kind),
+        Some(WorkerResult::Err(kind)) => kind.name(),
         None => "no result".to_owned(),
-    }
-}
-
-fn kind_name(kind: crate::worker::FailureKind) -> String {
-    match serde_json::to_value(kind) {
-        Ok(serde_json::Value::Object(m)) => {
-            let ty = m.get("type").and_then(|v| v.as_str()).unwrap_or("failure");
-            match m.get("reason").and_then(|v| v.as_str()) {
-                Some(reason) => format!("{ty}({reason})"),
-                None => ty.to_owned(),
-            }
-        }
-        _ => "failure".to_owned(),
     }
 }
 

@@ -228,12 +228,6 @@ fn read_claim(line: &str) -> Option<Result<Claim, String>> {
     })
 }
 
-/// The run of one agent command: what its output told the worker.
-#[derive(Default)]
-struct Run {
-    claim: Option<Result<Claim, String>>,
-}
-
 impl Worker {
     /// Runs an agent that is a command as this worker, and returns what it claimed.
     ///
@@ -310,7 +304,8 @@ impl Worker {
         let mut stdout = child.stdout.take().map(|s| BufReader::new(s).lines());
         let mut stderr = child.stderr.take().map(|s| BufReader::new(s).lines());
 
-        let mut run = Run::default();
+        // What the agent claimed on its output: none yet, one, or why its claims are bad.
+        let mut claim: Option<Result<Claim, String>> = None;
         // The first violation of the protocol on any connection. It is set before the answer
         // that reports it is written, so an agent that reads that answer and exits at once
         // cannot end before the violation is known (a connection's own end may come after
@@ -327,7 +322,7 @@ impl Worker {
                 }
                 Some(()) = connections.next(), if !connections.is_empty() => {}
                 line = next_line(&mut stdout) => match line {
-                    Some(line) => this.agent_stdout(&mut run, &line),
+                    Some(line) => this.agent_stdout(&mut claim, &line),
                     None => stdout = None,
                 },
                 line = next_line(&mut stderr) => match line {
@@ -343,7 +338,7 @@ impl Worker {
             while stdout.is_some()
                 && let Some(line) = next_line(&mut stdout).await
             {
-                this.agent_stdout(&mut run, &line);
+                this.agent_stdout(&mut claim, &line);
             }
             while stderr.is_some()
                 && let Some(line) = next_line(&mut stderr).await
@@ -362,7 +357,7 @@ impl Worker {
         if let Some(why) = violation.into_inner() {
             return Err(TaskError::Agent(AgentError::Protocol { why }));
         }
-        match run.claim {
+        match claim {
             Some(Err(why)) => Err(TaskError::Agent(AgentError::BadClaim { why })),
             Some(Ok(Claim::Outcome(_))) if !status.success() => {
                 Err(TaskError::Agent(AgentError::BadClaim {
@@ -388,12 +383,10 @@ impl Worker {
     }
 
     /// A line of the agent's standard output: its claim, or a line of the log.
-    fn agent_stdout(&self, run: &mut Run, line: &str) {
+    fn agent_stdout(&self, claim: &mut Option<Result<Claim, String>>, line: &str) {
         match read_claim(line) {
-            Some(claim) if run.claim.is_none() => run.claim = Some(claim),
-            Some(_) => {
-                run.claim = Some(Err("it printed more than one claim".to_owned()));
-            }
+            Some(read) if claim.is_none() => *claim = Some(read),
+            Some(_) => *claim = Some(Err("it printed more than one claim".to_owned())),
             None => self.log(&format!("agent: {line}")),
         }
     }
