@@ -112,6 +112,7 @@ pub mod journal;
 mod lease;
 mod liveness;
 mod logtail;
+mod network_marks;
 pub mod oracle;
 mod outcome;
 pub mod plan;
@@ -227,7 +228,8 @@ pub mod _internal {
     /// The fault proxy.
     pub mod proxy {
         pub use crate::proxy::{
-            EffectFault, EffectMatcher, FaultProxy, ProxiedRequest, SecretKind, SignInPredicate,
+            EffectFault, EffectMatcher, Exchange, ExchangeObserver, FaultProxy, ProxiedRequest,
+            SecretKind, SignInPredicate,
         };
     }
     /// A worker outside any trial.

@@ -26,6 +26,16 @@ pub enum Journaling {
     Late,
 }
 
+/// Which boundaries the agent marks with [`Worker::fault_point`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marking {
+    /// Every boundary it crosses.
+    All,
+    /// Only those that exist in its head (`before_verify`, `after_target_verified`): the
+    /// harness reads `after_login`, `after_click` and `after_remote_effect` from the network.
+    HeadOnly,
+}
+
 /// How long the agent waits for an element or an answer.
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -52,6 +62,17 @@ pub async fn send_hello(w: &mut Worker) -> TaskResult {
 
 /// The agent on its own client, journaling as `journaling` says.
 pub async fn send_hello_journaling(w: &mut Worker, journaling: Journaling) -> TaskResult {
+    send_hello_marking(w, journaling, Marking::All).await
+}
+
+/// The agent on its own client, journaling as `journaling` says and marking the boundaries
+/// `marking` names.
+pub async fn send_hello_marking(
+    w: &mut Worker,
+    journaling: Journaling,
+    marking: Marking,
+) -> TaskResult {
+    let marks_all = marking == Marking::All;
     w.require_trusted_profile()?;
     // The one changed line: `WebDriver::new("http://localhost:9515", caps)` before.
     let driver = WebDriver::new(w.webdriver_url().await?, DesiredCapabilities::chrome())
@@ -63,7 +84,9 @@ pub async fn send_hello_journaling(w: &mut Worker, journaling: Journaling) -> Ta
     match page_kind(&driver).await?.as_str() {
         "login" => {
             sign_in(&driver, w.account()).await?;
-            w.fault_point(Boundary::AfterLogin).await;
+            if marks_all {
+                w.fault_point(Boundary::AfterLogin).await;
+            }
         }
         "login-interstitial" | "consent" => return Err(SafeStop::Interstitial.into()),
         _ => {}
@@ -124,11 +147,15 @@ pub async fn send_hello_journaling(w: &mut Worker, journaling: Journaling) -> Ta
             Checkpoint::ActionSubmitted,
         )?;
     }
-    w.fault_point(Boundary::AfterClick).await;
+    if marks_all {
+        w.fault_point(Boundary::AfterClick).await;
+    }
     if !observed(&driver, &key).await? {
         return reconcile(w, &driver, &url, &key).await;
     }
-    w.fault_point(Boundary::AfterRemoteEffect).await;
+    if marks_all {
+        w.fault_point(Boundary::AfterRemoteEffect).await;
+    }
     w.journal().transition(
         &key,
         Checkpoint::ActionSubmitted,

@@ -87,6 +87,19 @@ async fn own_client_late_journal(w: &mut Worker) -> TaskResult {
     send_hello_journaling(w, Journaling::Late).await
 }
 
+/// `own_client` marking only what exists in its head (`before_verify`,
+/// `after_target_verified`): `after_login`, `after_click` and `after_remote_effect` are
+/// read from the network.
+#[browser_fault(
+    at = ["after_login", "after_click", "after_remote_effect"],
+    effects = "42",
+    timeout = "60s"
+)]
+async fn own_client_unmarked(w: &mut Worker) -> TaskResult {
+    use browser_fault_suites::own_client::{Journaling, Marking, send_hello_marking};
+    send_hello_marking(w, Journaling::Careful, Marking::HeadOnly).await
+}
+
 /// The careful agent on a CDP client of its own (`own_cdp`): the harness sees it only at its
 /// worker's CDP endpoint.
 #[browser_fault(
@@ -294,6 +307,80 @@ fn named_pass(name: &str, settings: &TrialSettings) -> Result<(), Failed> {
         )
         .into())
     }
+}
+
+/// The trials of `own_client_unmarked` that crash worker 1 at `after_login`, `after_click`
+/// or `after_remote_effect` (which the agent does not mark) pass, their fault struck, and
+/// each was struck by what the proxy read from the network, as worker 1's log says. (Its
+/// live variants strike where `own_client`'s do, at its own `before_verify` or at the site.)
+fn unmarked_boundaries_read_from_the_network(settings: &TrialSettings) -> Result<(), Failed> {
+    let crashes = [
+        "own_client_unmarked::after_login",
+        "own_client_unmarked::after_click::landed",
+        "own_client_unmarked::after_click::lost",
+        "own_client_unmarked::after_click::late_landing",
+        "own_client_unmarked::after_remote_effect",
+    ];
+    let trials: Vec<Trial> = trial::expand(scenario("own_client_unmarked"))
+        .into_iter()
+        .filter(|t| crashes.contains(&t.name().as_str()))
+        .collect();
+    if trials.len() != crashes.len() {
+        return Err(format!("expected the trials {crashes:?}").into());
+    }
+    let reports = std::sync::Mutex::new(Vec::new());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(t) = trials.get(i) else { break };
+                    let report = browser_fault_suites::run_blocking(t, settings);
+                    reports.lock().unwrap().push((t.name(), report));
+                }
+            });
+        }
+    });
+    let mut wrong = Vec::new();
+    let mut read = 0;
+    for (name, report) in reports.into_inner().unwrap() {
+        let report = report?;
+        let shown = report.evidence_path.display();
+        if !report.passed() {
+            let broken: Vec<_> = report.evidence.broken().map(|v| v.invariant).collect();
+            wrong.push(format!("{name}: {broken:?} ({shown})"));
+            continue;
+        }
+        let Some(first) = report.evidence.workers.first() else {
+            wrong.push(format!("{name}: no worker ({shown})"));
+            continue;
+        };
+        let Some(point) = first.struck.filter(|p| {
+            matches!(
+                p,
+                FaultPoint::AfterLogin | FaultPoint::AfterClick | FaultPoint::AfterRemoteEffect
+            )
+        }) else {
+            continue;
+        };
+        let line = format!("fault point {point} read from the network");
+        if first.log_tail.contains(&line) {
+            read += 1;
+        } else {
+            wrong.push(format!(
+                "{name}: struck at {point}, not read from the network ({shown})"
+            ));
+        }
+    }
+    if !wrong.is_empty() {
+        return Err(wrong.join("\n").into());
+    }
+    if read < crashes.len() {
+        return Err(format!("only {read} trials struck from the network").into());
+    }
+    eprintln!("own_client_unmarked: {read} worker 1 crashes read from the network");
+    Ok(())
 }
 
 /// Among the explored trials that `pick` selects, some are caught by `no_duplicate` alone,
@@ -504,7 +591,7 @@ fn main() {
     let mut settings = TrialSettings::from_env();
     settings.snapshot_dir = None;
     type Case = fn(&TrialSettings) -> Result<(), Failed>;
-    let cases: [(&str, Case); 15] = [
+    let cases: [(&str, Case); 16] = [
         ("careful::every_explored_trial_passes", reference_passes),
         ("late_journal::named_boundaries_pass", |s| {
             named_pass("late_journal", s)
@@ -542,6 +629,10 @@ fn main() {
         ("own_client::named_boundaries_pass", |s| {
             named_pass("own_client", s)
         }),
+        (
+            "own_client_unmarked::boundaries_read_from_the_network",
+            unmarked_boundaries_read_from_the_network,
+        ),
         (
             "own_client::its_own_checks_reach_the_evidence",
             own_checks_in_evidence,

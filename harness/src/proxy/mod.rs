@@ -23,6 +23,8 @@
 //! - [`FaultProxy::expire_cookies`] simulates a server-side session expiry for any site.
 //! - [`FaultProxy::requests`] is a small log for evidence: method, path without query,
 //!   status, fault, time. Never a header, a query string or a body: those carry secrets.
+//! - [`FaultProxy::observe`] tells an observer of each request it passes on and each answer
+//!   it sends back, before either goes: how the trial reads boundaries from the network.
 //! - [`FaultProxy::watch_secrets`] reads every request (its target, headers and body as it
 //!   streams through, a refused one included) for the trial's secrets;
 //!   [`FaultProxy::secrets_sent`] names each one found where it must not be, by kind and
@@ -176,6 +178,34 @@ impl EffectMatcher {
     }
 }
 
+/// A request the proxy is about to pass on, or an answer it is about to send back, as an
+/// observer ([`FaultProxy::observe`]) is told of it: before the site has the request, or the
+/// browser the answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Exchange<'a> {
+    /// A request to an allowed target reached the proxy (before any fault takes it).
+    Request {
+        /// Its method.
+        method: &'a str,
+        /// Its path, without the query.
+        path: &'a str,
+    },
+    /// The site's answer to a request goes to the browser now (a request whose answer a
+    /// fault held, dropped or replaced has none).
+    Answer {
+        /// The request's method.
+        method: &'a str,
+        /// The request's path, without the query.
+        path: &'a str,
+        /// The answer's status.
+        status: u16,
+    },
+}
+
+/// Told of every [`Exchange`]; must be quick (it runs on the request's path).
+pub type ExchangeObserver = Arc<dyn Fn(Exchange<'_>) + Send + Sync>;
+
 /// One request the proxy handled, for evidence. Carries no header, query string or body.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProxiedRequest {
@@ -241,6 +271,7 @@ impl FaultProxy {
             cookies: Mutex::new(Cookies::default()),
             log: Mutex::new(Vec::new()),
             secrets: std::sync::OnceLock::new(),
+            observer: std::sync::OnceLock::new(),
             tunnels: conns.clone(),
             shutdown: shutdown_rx.clone(),
         });
@@ -356,6 +387,12 @@ impl FaultProxy {
             .set(Arc::new(SecretWatch::new(authority, is_sign_in)));
     }
 
+    /// Tells `observer` of every request the proxy passes on and every answer it sends back
+    /// from now on ([`Exchange`]). Only the first call takes effect.
+    pub fn observe(&self, observer: ExchangeObserver) {
+        let _ = self.shared.observer.set(observer);
+    }
+
     /// Looks for `value` in every request from now on (once [`FaultProxy::watch_secrets`]
     /// was called); values shorter than the kind's minimum are ordinary words and skipped.
     pub fn add_secret(&self, kind: SecretKind, value: &str) {
@@ -448,6 +485,7 @@ struct Shared {
     cookies: Mutex<Cookies>,
     log: Mutex<Vec<ProxiedRequest>>,
     secrets: std::sync::OnceLock<Arc<SecretWatch>>,
+    observer: std::sync::OnceLock<ExchangeObserver>,
     tunnels: Tasks,
     shutdown: watch::Receiver<bool>,
 }

@@ -17,7 +17,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use super::secrets::{ScannedBody, SecretKind, split_pair};
-use super::{Body, EffectFault, Record, Shared, Taken, Tasks};
+use super::{Body, EffectFault, Exchange, Record, Shared, Taken, Tasks};
 
 pub(super) async fn accept_loop(
     listener: TcpListener,
@@ -98,6 +98,14 @@ impl Shared {
         if let Some(refusal) = self.refuse_target(host, port) {
             return Ok(refusal);
         }
+        let observer = self.observer.get();
+        let seen = observer.map(|_| (req.method().clone(), uri.path().to_owned()));
+        if let (Some(observer), Some((method, path))) = (observer, &seen) {
+            observer(Exchange::Request {
+                method: method.as_str(),
+                path,
+            });
+        }
         let taken = self.take_arm(req.method(), uri.path());
         if let Some(taken) = taken {
             record.fault(taken.fault);
@@ -159,6 +167,13 @@ impl Shared {
                 }
                 EffectFault::Lost | EffectFault::Dropped | EffectFault::LateLanding => {}
             }
+        }
+        if let (Some(observer), Some((method, path))) = (observer, &seen) {
+            observer(Exchange::Answer {
+                method: method.as_str(),
+                path,
+                status: parts.status.as_u16(),
+            });
         }
         Ok(Response::from_parts(parts, body.boxed()))
     }

@@ -5,8 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{RemoteEffect, Site, SiteError, SiteKind, SiteSpec};
+use crate::network_marks::{self, Mark};
 use crate::plan::Hazard;
-use crate::proxy::{EffectFault, EffectMatcher, FaultProxy, SecretKind};
+use crate::proxy::{EffectFault, EffectMatcher, Exchange, FaultProxy, SecretKind};
 use crate::worker::Account;
 
 /// What the site does to the next effect request (the `after_click` variants).
@@ -209,6 +210,38 @@ impl RunningSite {
             };
             proxy.add_secret(kind, secret);
         }
+    }
+
+    /// Has the proxy between the browsers and the site note, in `dir`, each sign-in the site
+    /// answered and each effect request it was sent and answered ([`Mark`]): the boundaries
+    /// a worker's endpoints read from the network. Nothing is noted without a proxy (a
+    /// site whose spec turned it off).
+    pub(crate) fn note_network_in(&self, dir: &std::path::Path) {
+        let Some(proxy) = self.watching_proxy() else {
+            return;
+        };
+        let adapter = self.adapter();
+        let dir = dir.to_owned();
+        proxy.observe(Arc::new(move |exchange| match exchange {
+            Exchange::Answer {
+                method,
+                path,
+                status,
+            } if status < 400 => {
+                if adapter.is_sign_in_request(method, path) {
+                    network_marks::note(&dir, Mark::SignInAnswered);
+                } else if adapter.is_effect_request(method, path) {
+                    network_marks::note(&dir, Mark::EffectAnswered);
+                }
+            }
+            Exchange::Request { method, path }
+                if adapter.is_effect_request(method, path)
+                    && !adapter.is_sign_in_request(method, path) =>
+            {
+                network_marks::note(&dir, Mark::EffectSent);
+            }
+            _ => {}
+        }));
     }
 
     /// Where the browsers sent a secret that must not be, by kind and place, the payloads

@@ -127,6 +127,9 @@ impl<'a> Engine<'a> {
         let account: Account = site
             .account(scenario.account)
             .ok_or(TrialError::Unsupported("account"))?;
+        let network_marks = root.join("network");
+        std::fs::create_dir_all(&network_marks).map_err(folders_err)?;
+        site.note_network_in(&network_marks);
         let base = WorkerSpec {
             run_id: run_id.clone(),
             incarnation: 1,
@@ -135,6 +138,7 @@ impl<'a> Engine<'a> {
             profile_path: profile.path().to_owned(),
             tmp_dir: root.join("tmp-w1"),
             scratch_dir: Some(root.join("scratch")),
+            network_marks: Some(network_marks),
             evidence_dir: Some(settings.evidence_dir(&name)),
             origin: site.origin(),
             account: account.clone(),

@@ -282,17 +282,21 @@ pub trait Site: Send + Sync + fmt::Debug + 'static {
 
     /// Whether a request of the browser carries a side effect: the fault proxy holds, loses
     /// or drops the first such request that worker 1 of an `after_click` trial sends after it
-    /// journaled `ACTION_SUBMITTED` (so a sign-in before it never takes the fault). By
-    /// default any request whose method is not `GET`, `HEAD` or `OPTIONS`; narrow it when
-    /// the page also sends such requests between the submission and the effect (autosave,
-    /// analytics). `path` has no query string.
+    /// journaled `ACTION_SUBMITTED` (so a sign-in before it never takes the fault). It is
+    /// also how `after_click` and `after_remote_effect` are read from the network for an
+    /// agent that marks neither: at its first command after such a request (never a
+    /// sign-in) reached the proxy, or after its answer reached the browser. By default any
+    /// request whose method is not `GET`, `HEAD` or `OPTIONS`; narrow it when the page also
+    /// sends such requests before or between the submission and the effect (a search by
+    /// `POST`, autosave, analytics). `path` has no query string.
     fn is_effect_request(&self, method: &str, path: &str) -> bool {
         let _ = path;
         !matches!(method, "GET" | "HEAD" | "OPTIONS")
     }
 
     /// Whether a request of the browser is a sign-in: the only request whose body may carry
-    /// an account's password (the `no_secret_sent` verdict). By default a `POST` whose
+    /// an account's password (the `no_secret_sent` verdict), and, once the site answered it
+    /// below 400, `after_login` read from the network for an agent that does not mark it. By default a `POST` whose
     /// path names a sign-in (`login`, `signin`, `sign-in`, `sign_in`, `session`, `auth`,
     /// in any case); declare yours when the site signs in elsewhere (a form posted to `/`
     /// with an action field). `path` has no query string.

@@ -292,6 +292,7 @@ impl CdpProxy {
                         // (a grid's CDP proxy would keep it open on a dead browser).
                         break;
                     }
+                    super::endpoint::cross_network_boundary(&self.shared, token).await;
                     lock(&pending).insert(key, (method, Instant::now()));
                 }
                 if to_browser.send(message).await.is_err() || close {

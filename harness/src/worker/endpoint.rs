@@ -55,6 +55,7 @@ use tokio::task::JoinHandle;
 use super::{Page, Shared};
 use crate::browser::SessionToken;
 use crate::journal::Checkpoint;
+use crate::network_marks::Mark;
 use crate::plan::FaultPoint;
 
 /// The W3C key of a web element reference.
@@ -269,6 +270,9 @@ impl Proxy {
                 Page::new(self.shared.clone(), Some(current.token))
                     .settle_after_click()
                     .await;
+                // Once the click's navigation is in, the site's answer to it is noted: the
+                // command right after a sign-in's click sees it, whatever the load.
+                cross_network_boundary(&self.shared, current.token).await;
                 let started = Instant::now();
                 let response = match (&method, segments.as_slice()) {
                     (&Method::POST, ["session", _, "element", element, "click"]) => {
@@ -440,6 +444,47 @@ pub(super) async fn cross_browser_crash(shared: &Arc<Shared>, token: SessionToke
         return true;
     }
     false
+}
+
+/// The boundaries read from the network: each, the proxy's note that crosses it, and what
+/// the note says.
+const READ_FROM_THE_NETWORK: [(FaultPoint, Mark, &str); 3] = [
+    (
+        FaultPoint::AfterLogin,
+        Mark::SignInAnswered,
+        "the site answered the sign-in",
+    ),
+    (
+        FaultPoint::AfterClick,
+        Mark::EffectSent,
+        "the effect's request reached the site's proxy",
+    ),
+    (
+        FaultPoint::AfterRemoteEffect,
+        Mark::EffectAnswered,
+        "the site's answer to the effect reached the browser",
+    ),
+];
+
+/// `after_login`, `after_click` and `after_remote_effect`, read from outside the agent: at
+/// its first command (WebDriver or CDP) once the proxy noted the sign-in answered, the
+/// effect's request sent, or the effect answered, the worker armed there strikes, before
+/// the command goes to the browser. Whichever comes first strikes: this, or the agent's own
+/// fault point for the boundary. Nothing when the worker is armed elsewhere (one
+/// comparison per boundary).
+pub(super) async fn cross_network_boundary(shared: &Arc<Shared>, token: SessionToken) {
+    let Some(marks) = &shared.network else {
+        return;
+    };
+    for (point, mark, what) in READ_FROM_THE_NETWORK {
+        if shared.fault.is_armed_for(point) && marks.seen(mark) {
+            shared.log.line(&format!(
+                "fault point {point} read from the network: {what}; at the agent's next command"
+            ));
+            super::strike(shared, Some(token), point).await;
+            return;
+        }
+    }
 }
 
 /// A command's name: its method and path with every id replaced by `{id}`.

@@ -79,6 +79,9 @@ pub(crate) struct Shared {
     /// The agent sent a command through one of the worker's endpoints (an agent command
     /// that ends with no claim and never did is told apart from one that failed).
     pub(crate) agent_drove: std::sync::atomic::AtomicBool,
+    /// The proxy's notes of what the site answered, as they stood when this worker
+    /// started: the boundaries its endpoints read from the network.
+    pub(crate) network: Option<crate::network_marks::Marks>,
 }
 
 impl Shared {
@@ -234,6 +237,10 @@ impl Worker {
             ..ProfilePolicy::default()
         };
         let findings = store.check_policy(&profile, &policy)?;
+        let network = spec
+            .network_marks
+            .clone()
+            .map(crate::network_marks::Marks::from_now);
         let shared = Arc::new(Shared {
             registry: SessionRegistry::new(),
             fault,
@@ -246,6 +253,7 @@ impl Worker {
             clicked: std::sync::atomic::AtomicBool::new(false),
             browser_crash_crossed: std::sync::atomic::AtomicBool::new(false),
             agent_drove: std::sync::atomic::AtomicBool::new(false),
+            network,
         });
         let mut worker = Worker {
             shared,

@@ -69,6 +69,11 @@ pub struct WorkerSpec {
     /// same for every worker of the run; `None`: `scratch` beside `tmp_dir`.
     #[serde(default)]
     pub scratch_dir: Option<PathBuf>,
+    /// The folder where the trial's proxy notes the sign-ins and effects it saw answered:
+    /// the boundaries the worker's endpoints read from the network for an agent that marks
+    /// none. `None`: none are read.
+    #[serde(default)]
+    pub network_marks: Option<PathBuf>,
 }
 
 impl WorkerSpec {
@@ -106,6 +111,7 @@ impl WorkerSpec {
             discard_profile_after: false,
             binaries: None,
             scratch_dir: None,
+            network_marks: None,
         }
     }
 }
