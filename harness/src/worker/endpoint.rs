@@ -266,6 +266,9 @@ impl Proxy {
                 let poll = self.is_poll(&method, &segments, &path, &body);
                 // The command then meets the dead browser, as the agent's next one would.
                 let _ = cross_browser_crash(&self.shared, current.token).await;
+                // Timed as a page step is: from before the wait for a click's navigation, which
+                // is the browser's time, not the harness's.
+                let started = Instant::now();
                 // As a page step after a click: never read the page the click is leaving.
                 Page::new(self.shared.clone(), Some(current.token))
                     .settle_after_click()
@@ -273,7 +276,6 @@ impl Proxy {
                 // Once the click's navigation is in, the site's answer to it is noted: the
                 // command right after a sign-in's click sees it, whatever the load.
                 cross_network_boundary(&self.shared, current.token).await;
-                let started = Instant::now();
                 let response = match (&method, segments.as_slice()) {
                     (&Method::POST, ["session", _, "element", element, "click"]) => {
                         self.click(&current, element).await
