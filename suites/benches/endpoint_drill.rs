@@ -1,9 +1,12 @@
-//! The drill's nine trials run by the careful agent twice: on the harness's `Page`
-//! (`send_hello`) and as an agent with its own WebDriver client on the worker's endpoint
-//! (`own_client::send_hello`: plain thirtyfour, the same steps). Rounds interleaved, the
-//! side that goes first alternating, two trials at a time as the drill runs them; each
-//! round's wall time of each side, their ratio, and the median ratio. What the endpoint
-//! costs an adopted agent's matrix, measured in one run.
+//! The drill's nine trials run by the careful agent three ways: on the harness's `Page`
+//! (`send_hello`, which fills fields at once); on `Page` typing the send form a key at a
+//! time (`Page::type_keys`, the input mechanics of WebDriver's element send keys); and as
+//! an agent with its own WebDriver client on the worker's endpoint (`own_client::send_hello`:
+//! plain thirtyfour, the same steps, `send_keys`). Rounds interleaved, the side that goes
+//! first rotating, two trials at a time as the drill runs them; each round's wall time of
+//! each side, the endpoint's ratio to each Page side, and the median ratios. What the
+//! endpoint costs an adopted agent's matrix, measured in one run, and how much of that is
+//! the agent's own way of typing rather than the endpoint.
 //!
 //! `cargo bench -p browser-fault-suites --bench endpoint_drill` (4 rounds);
 //! `BROWSER_FAULT_BENCH_ROUNDS` sets the rounds. Figures are for reading, never for
@@ -33,6 +36,29 @@ const DRILL: [&str; 9] = [
 #[browser_fault(at = "all", effects = "42", timeout = "60s")]
 async fn on_page(w: &mut Worker) -> TaskResult {
     browser_fault_suites::send_hello(w).await
+}
+
+/// The careful agent on the harness's `Page`, typing its send form a key at a time.
+#[browser_fault(at = "all", effects = "42", timeout = "60s")]
+async fn on_page_typing(w: &mut Worker) -> TaskResult {
+    use browser_fault_suites::THREAD;
+    let route = format!("/threads/{THREAD}");
+    w.require_trusted_profile()?;
+    browser_fault_suites::open_signed_in(w, &route).await?;
+    w.probe_identity().await?;
+    let target = w.target().route(&route).object(THREAD).api();
+    w.side_effect("send-hello")
+        .args(format!("thread={THREAD};body=hello"))
+        .verify(move |p| p.expect_target(target.clone()))
+        .act(|p: Page, key: RequestKey| async move {
+            p.type_keys("#request-key", key.as_str()).await?;
+            p.type_keys("#body", "hello").await?;
+            p.click("button#send").await
+        })
+        .confirm(browser_fault_suites::observe_sent)
+        .reconcile(|p, key| p.effect_status(key))
+        .run()
+        .await
 }
 
 /// The careful agent on thirtyfour, connected to the worker's WebDriver endpoint.
@@ -141,22 +167,27 @@ fn main() {
     settings.snapshot_dir = None;
     settings.out_dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../target/browser-fault-bench-endpoint");
-    let page = drill_of("on_page");
-    let endpoint = drill_of("on_endpoint");
+    const SIDES: [&str; 3] = ["on Page", "on Page, typing", "on the endpoint"];
+    let drills = [
+        drill_of("on_page"),
+        drill_of("on_page_typing"),
+        drill_of("on_endpoint"),
+    ];
     println!(
-        "the drill's {} trials, two at a time: the careful agent on Page, and on its own thirtyfour client through the worker's endpoint; {rounds} rounds\n",
+        "the drill's {} trials, two at a time: the careful agent on Page (fill), on Page typing its form a key at a time, and on its own thirtyfour client through the worker's endpoint; {rounds} rounds\n",
         DRILL.len()
     );
-    println!("round     on Page (s)   on the endpoint (s)   endpoint / Page");
-    let splits = [Mutex::new(Split::default()), Mutex::new(Split::default())];
-    let mut ratios = Vec::new();
-    let (mut page_walls, mut endpoint_walls) = (Vec::new(), Vec::new());
+    println!(
+        "round   on Page (s)   on Page, typing (s)   on the endpoint (s)   endpoint / Page   endpoint / Page typing"
+    );
+    let splits: [Mutex<Split>; 3] = Default::default();
+    let mut walls_of: [Vec<f64>; 3] = Default::default();
+    let (mut ratios, mut typing_ratios) = (Vec::new(), Vec::new());
     for round in 0..rounds {
-        let mut walls = [Duration::ZERO; 2];
-        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
-        for side in order {
-            let trials = if side == 0 { &page } else { &endpoint };
-            match run_side(trials, &settings, &splits[side]) {
+        let mut walls = [Duration::ZERO; 3];
+        for i in 0..3 {
+            let side = (round + i) % 3;
+            match run_side(&drills[side], &settings, &splits[side]) {
                 Ok(wall) => walls[side] = wall,
                 Err(failed) => {
                     eprintln!("round {}: trials failed, no figure:", round + 1);
@@ -167,30 +198,42 @@ fn main() {
                 }
             }
         }
-        let ratio = walls[1].as_secs_f64() / walls[0].as_secs_f64();
+        let secs = walls.map(|w| w.as_secs_f64());
+        let (ratio, typing_ratio) = (secs[2] / secs[0], secs[2] / secs[1]);
         println!(
-            "{:>5} {:>15.2} {:>21.2} {:>17.2}×",
+            "{:>5} {:>13.2} {:>21.2} {:>21.2} {:>16.2}× {:>23.2}×",
             round + 1,
-            walls[0].as_secs_f64(),
-            walls[1].as_secs_f64(),
-            ratio
+            secs[0],
+            secs[1],
+            secs[2],
+            ratio,
+            typing_ratio
         );
         ratios.push(ratio);
-        page_walls.push(walls[0].as_secs_f64());
-        endpoint_walls.push(walls[1].as_secs_f64());
+        typing_ratios.push(typing_ratio);
+        for (side, w) in secs.iter().enumerate() {
+            walls_of[side].push(*w);
+        }
     }
+    let [page_walls, typing_walls, endpoint_walls] = walls_of;
     println!(
-        "\nmedian: on Page {:.2} s, on the endpoint {:.2} s, ratio {:.2}× (rounds {:.2}–{:.2}×)",
+        "\nmedian: on Page {:.2} s, on Page typing {:.2} s, on the endpoint {:.2} s",
         median(page_walls),
+        median(typing_walls),
         median(endpoint_walls),
-        median(ratios.clone()),
-        ratios.iter().copied().fold(f64::INFINITY, f64::min),
-        ratios.iter().copied().fold(0.0, f64::max),
     );
+    for (against, r) in [("Page", &ratios), ("Page typing", &typing_ratios)] {
+        println!(
+            "endpoint / {against}: {:.2}× (rounds {:.2}–{:.2}×)",
+            median(r.clone()),
+            r.iter().copied().fold(f64::INFINITY, f64::min),
+            r.iter().copied().fold(0.0, f64::max),
+        );
+    }
     println!(
         "\nper trial, mean ms    launch   browser commands   quit   the rest (harness and agent between commands)"
     );
-    for (name, split) in ["on Page", "on the endpoint"].iter().zip(&splits) {
+    for (name, split) in SIDES.iter().zip(&splits) {
         let t = *split.lock().unwrap();
         println!(
             "{name:<18} {:>9} {:>18} {:>6} {:>10}",
