@@ -13,6 +13,7 @@
 //! it first.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -322,6 +323,12 @@ fn run_trials_and(
             eprintln!("  {line}");
         }
     }
+    let new_snapshots = gate.new_snapshots.load(Ordering::SeqCst);
+    if new_snapshots > 0 {
+        eprintln!(
+            "browser-fault: {new_snapshots} new snapshot(s) written for review: review them with `cargo insta review` (`cargo install cargo-insta` first), or accept them as they are by renaming each `.snap.new` to `.snap`; under CI (`CI=true`) a new snapshot fails"
+        );
+    }
     let never_acted = gate.never_acted();
     for line in &never_acted {
         eprintln!("browser-fault: {line}");
@@ -497,6 +504,8 @@ struct Gate {
     outcomes: Mutex<Vec<crate::report::TrialOutcome>>,
     /// The one-line progress of a long run, when there is one.
     progress: Option<crate::report::Progress>,
+    /// Trials that passed with a new snapshot written for review (`.snap.new`).
+    new_snapshots: AtomicUsize,
     /// Per scenario: trials run that expect an action, and whether any trial acted.
     activity: Mutex<BTreeMap<&'static str, Activity>>,
 }
@@ -647,10 +656,17 @@ fn run_and_check(
     if let Some(dir) = settings.snapshot_dir.as_ref().filter(|_| !explored) {
         let evidence = report.evidence.clone();
         let dir = dir.clone();
-        let known = dir
-            .join(format!("{}.snap", trial.name().replace("::", "__")))
-            .exists();
+        let stem = trial.name().replace("::", "__");
+        let known = dir.join(format!("{stem}.snap")).exists();
+        let pending = dir.join(format!("{stem}.snap.new"));
+        let left = written_at(&pending);
         if quiet_panics(move || evidence.assert_snapshot(&dir)).is_err() {
+            // A new snapshot outside CI is written for review and the trial stands on its
+            // verdicts, as a first run must; in CI insta writes nothing and it fails.
+            if !known && !insta_is_ci() && written_at(&pending).is_some_and(|w| Some(w) != left) {
+                gate.new_snapshots.fetch_add(1, Ordering::SeqCst);
+                return Ok(report);
+            }
             let what = if known {
                 "the evidence of {} differs from its snapshot"
             } else {
@@ -666,6 +682,22 @@ fn run_and_check(
         }
     }
     Ok(report)
+}
+
+/// Whether insta takes this run for CI, by insta's own rule: `CI` set to anything but
+/// `false`, `0` or empty, or (without `CI`) `TF_BUILD` set.
+fn insta_is_ci() -> bool {
+    match std::env::var("CI").ok().as_deref() {
+        Some("false" | "0" | "") => false,
+        None => std::env::var_os("TF_BUILD").is_some(),
+        Some(_) => true,
+    }
+}
+
+/// When `path` was last written, if it exists: a `.snap.new` this run wrote is one whose
+/// time changed (or that is new), not one an earlier run left.
+fn written_at(path: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
 /// Writes the run's HTML, JUnit and JSON reports under `<out>/reports` and says where. Under

@@ -179,3 +179,53 @@ fn the_faulty_agent_fails_naming_invariant_boundary_and_evidence() {
         "the evidence file {evidence} does not exist"
     );
 }
+
+#[test]
+fn a_first_run_passes_with_its_snapshots_pending_and_fails_under_ci() {
+    // A user's first run: no snapshot exists yet for the trial.
+    let snapshots = tempfile::tempdir().expect("a temporary snapshot folder");
+    let folder = snapshots.path().to_str().expect("a UTF-8 temporary path");
+    let trial = "send_hello::stale_profile_restore::older_generation";
+    let pending = snapshots
+        .path()
+        .join(format!("{}.snap.new", trial.replace("::", "__")));
+
+    let first = cargo_test_agent_with(
+        &[trial, "--exact"],
+        &[("BROWSER_FAULT_SNAPSHOTS", folder), ("CI", "")],
+    );
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert!(
+        first.status.success(),
+        "a first run outside CI passes on its verdicts"
+    );
+    assert!(
+        String::from_utf8_lossy(&first.stdout).contains("test result: ok. 1 passed; 0 failed"),
+        "the trial ran and passed"
+    );
+    assert!(
+        stderr.contains("browser-fault: 1 new snapshot(s) written for review")
+            && stderr.contains("cargo install cargo-insta"),
+        "one summary line says what to review and how"
+    );
+    assert!(pending.is_file(), "{} was written", pending.display());
+    assert!(
+        !pending.with_extension("").exists(),
+        "nothing is accepted without review"
+    );
+
+    // The same run under CI: the unreviewed snapshot fails it, as insta does, and the
+    // `.snap.new` the first run left does not count as this run's.
+    let in_ci = cargo_test_agent_with(
+        &[trial, "--exact"],
+        &[("BROWSER_FAULT_SNAPSHOTS", folder), ("CI", "true")],
+    );
+    assert_eq!(
+        in_ci.status.code(),
+        Some(ExitCode::TrialFailed.code()),
+        "a new snapshot fails under CI=true"
+    );
+    let stdout = String::from_utf8_lossy(&in_ci.stdout);
+    assert!(stdout.contains(&format!("new snapshot of {trial}")));
+    assert!(!String::from_utf8_lossy(&in_ci.stderr).contains("written for review"));
+}
