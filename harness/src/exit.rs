@@ -1,5 +1,58 @@
 //! The runner's exit codes: a leaf below the runner and the interrupt handler, which both
-//! end the process with one of them. Re-exported as [`crate::runner::ExitCode`].
+//! end the process with one of them. Re-exported as [`crate::runner::ExitCode`]. What must
+//! run before the process ends (the stop of a site the suite started) is registered here,
+//! and [`ExitCode::exit`] runs it, however the run ends: its own end or a signal.
+
+use std::any::TypeId;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+/// Something to run once before the runner's process exits.
+pub(crate) type ExitHook = Arc<dyn Fn() + Send + Sync>;
+
+/// The hooks to run at exit, one per kind (a site's stop closure is registered by every
+/// trial that started the site: its type says it is the same stop).
+static AT_EXIT: Mutex<Vec<(TypeId, ExitHook)>> = Mutex::new(Vec::new());
+
+/// How long one hook may take before the exit goes on without it.
+const HOOK_LIMIT: Duration = Duration::from_secs(10);
+
+/// Runs `hook` once before the process exits through [`ExitCode::exit`]; a second hook of
+/// the same `kind` is the same one and is not added.
+pub(crate) fn at_exit(kind: TypeId, hook: ExitHook) {
+    let mut hooks = AT_EXIT.lock().unwrap_or_else(PoisonError::into_inner);
+    if !hooks.iter().any(|(k, _)| *k == kind) {
+        hooks.push((kind, hook));
+    }
+}
+
+/// Runs every hook registered so far, each once, in the order registered: each on a thread
+/// of its own, waited for at most [`HOOK_LIMIT`], so a hook that hangs or panics is said and
+/// does not keep the process from ending.
+fn run_exit_hooks() {
+    let hooks = std::mem::take(&mut *AT_EXIT.lock().unwrap_or_else(PoisonError::into_inner));
+    for (_, hook) in hooks {
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        let ran = std::thread::Builder::new()
+            .name("browser-fault-at-exit".into())
+            .spawn(move || {
+                let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook())).is_ok();
+                let _ = done_tx.send(ok);
+            });
+        if ran.is_err() {
+            eprintln!("browser-fault: a site's stop could not run: no thread for it");
+            continue;
+        }
+        match done_rx.recv_timeout(HOOK_LIMIT) {
+            Ok(true) => {}
+            Ok(false) => eprintln!("browser-fault: a site's stop panicked"),
+            Err(_) => eprintln!(
+                "browser-fault: a site's stop did not end within {} s; exiting without it",
+                HOOK_LIMIT.as_secs()
+            ),
+        }
+    }
+}
 
 /// How a run ends, as its process's exit code: one value per reason the runner stops, each
 /// saying what to do next. [`Conclusion::exit_code`](crate::runner::Conclusion::exit_code) picks it; the gates come before the
@@ -60,8 +113,10 @@ impl ExitCode {
         ExitCode::ALL.into_iter().find(|c| c.code() == code)
     }
 
-    /// Exits the process with this code.
+    /// Exits the process with this code, after the stops of the sites the run started
+    /// ([`SiteSpec::stopped_by`](crate::site::SiteSpec::stopped_by)).
     pub fn exit(self) -> ! {
+        run_exit_hooks();
         std::process::exit(self.code())
     }
 }

@@ -1,6 +1,7 @@
 //! The harness survives its own death: a runner interrupted by SIGINT or SIGTERM (what CI's
 //! cancel sends) stops its workers and browsers, removes its roots with proof and exits
-//! non-zero saying so; a runner SIGKILLed mid-trial leaves no process of its run alive, and
+//! non-zero saying so, and then runs the stop of a site the suite started (as it does at
+//! the run's own end, once); a runner SIGKILLed mid-trial leaves no process of its run alive, and
 //! the next run's sweep removes the roots it owned, and nothing else.
 //!
 //! Each case runs this binary again as a runner (`BF_INTERRUPT_RUNNER`) under a TMPDIR of
@@ -30,6 +31,48 @@ async fn hangs(w: &mut Worker) -> TaskResult {
     w.log("page open; waiting for what never comes");
     page.wait_for("#never-there").await?;
     Ok(Outcome::Completed)
+}
+
+/// [`hangs`], on a site the suite started, whose stop leaves a line in the run's TMPDIR.
+#[browser_fault(at = "after_login", effects = [], timeout = "300s", site = started_site)]
+async fn hangs_on_started_site(w: &mut Worker) -> TaskResult {
+    let page = w.open("/threads/42").await?;
+    w.log("page open; waiting for what never comes");
+    page.wait_for("#never-there").await?;
+    Ok(Outcome::Completed)
+}
+
+/// Trials that end on their own, on the same started site: the reference agent.
+#[browser_fault(at = ["after_profile_created", "after_login"], effects = "42", site = started_site)]
+async fn ends_on_started_site(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::send_hello(w).await
+}
+
+/// The line the started site's stop appends, once per call, to `$TMPDIR/site-stopped`.
+const STOPPED: &str = "site stopped\n";
+
+/// The bundled site as one the suite starts (its origin known once `started`'s closure
+/// ran), stopped by the runner when it ends: the stop appends [`STOPPED`] to a file of the
+/// run's TMPDIR, so a case counts how often it ran.
+fn started_site() -> SiteSpec {
+    let site = browser_fault_suites::shared_fixture_site();
+    let adapter = browser_fault::site::Fixture::new().with_ledger_url(site.ledger_url());
+    SiteSpec::started(
+        || Ok(browser_fault_suites::shared_fixture_site().base_url()),
+        adapter,
+        browser_fault_suites::demo_account(0),
+    )
+    .with_secrets(site.secrets())
+    .stopped_by(|| {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(std::env::temp_dir().join("site-stopped"))
+            .expect("the stop's file opens");
+        file.write_all(STOPPED.as_bytes())
+            .expect("the stop's line is written");
+    })
 }
 
 /// The soak's matrix: the reference agent at boundaries with recoveries, concurrent
@@ -255,6 +298,62 @@ fn interrupted(sig: &'static str, code: i32) -> Result<(), Failed> {
     Ok(())
 }
 
+/// What the started site's stop wrote under the case's TMPDIR.
+fn site_stops(case: &Case) -> String {
+    std::fs::read_to_string(case.tmp.path().join("site-stopped")).unwrap_or_default()
+}
+
+/// A site the suite started is stopped once when the run ends, however many trials
+/// reached it.
+fn a_started_site_is_stopped_once_at_the_end() -> Result<(), Failed> {
+    let case = Case::new();
+    let output = case
+        .runner(&["ends_on_started_site::", "--test-threads=1"])
+        .output()
+        .map_err(|e| format!("the runner did not start: {e}"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if output.status.code() != Some(ExitCode::Success.code()) {
+        return Err(format!("exit {:?}; stderr:\n{stderr}", output.status.code()).into());
+    }
+    match site_stops(&case).as_str() {
+        STOPPED => Ok(()),
+        other => {
+            Err(format!("the site's stop wrote {other:?}, not once; stderr:\n{stderr}").into())
+        }
+    }
+}
+
+/// A SIGTERM stops the site the suite started too, after the run's workers.
+fn a_started_site_is_stopped_on_sigterm() -> Result<(), Failed> {
+    let case = Case::new();
+    let child = case
+        .runner(&["hangs_on_started_site::after_login", "--exact"])
+        .spawn()
+        .map_err(|e| format!("the runner did not start: {e}"))?;
+    if !wait_until(Duration::from_secs(90), || {
+        browsers_under(case.tmp.path()) > 0
+    }) {
+        return Err("the trial's browser never came up".into());
+    }
+    if !site_stops(&case).is_empty() {
+        return Err("the site was stopped while its trial ran".into());
+    }
+    signal(&child, "TERM")?;
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("waiting for the runner: {e}"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if output.status.code() != Some(ExitCode::Terminated.code()) {
+        return Err(format!("exit {:?}; stderr:\n{stderr}", output.status.code()).into());
+    }
+    match site_stops(&case).as_str() {
+        STOPPED => Ok(()),
+        other => {
+            Err(format!("the site's stop wrote {other:?}, not once; stderr:\n{stderr}").into())
+        }
+    }
+}
+
 /// SIGKILL: nothing can be caught; every process of the run dies with it, and the next
 /// run's sweep removes its root and nothing else.
 fn killed() -> Result<(), Failed> {
@@ -325,6 +424,14 @@ fn main() {
         Test::test(
             "a_sigkill_leaves_no_process_and_the_next_sweep_removes_the_root",
             killed,
+        ),
+        Test::test(
+            "a_started_site_is_stopped_once_at_the_end",
+            a_started_site_is_stopped_once_at_the_end,
+        ),
+        Test::test(
+            "a_started_site_is_stopped_on_sigterm",
+            a_started_site_is_stopped_on_sigterm,
         ),
         Test::test(
             "signals_at_seeded_moments_of_a_two_thread_matrix_leave_nothing",

@@ -38,6 +38,30 @@ pub struct SiteSpec {
     pub(crate) other_account: Option<Account>,
     pub(crate) secrets: Vec<String>,
     pub(crate) fault_proxy: bool,
+    /// What stops a site the suite started, run once when the runner's process ends.
+    pub(crate) stop: Option<SiteStop>,
+}
+
+/// The stop of a site the suite started ([`SiteSpec::stopped_by`]): its closure's type names
+/// it, so the spec built anew for every trial registers one stop, not one per trial.
+#[derive(Clone)]
+pub(crate) struct SiteStop {
+    kind: std::any::TypeId,
+    run: crate::exit::ExitHook,
+}
+
+impl SiteStop {
+    /// Registers the stop to run when the runner's process ends (once, whatever number of
+    /// trials started the site).
+    pub(crate) fn arm(&self) {
+        crate::exit::at_exit(self.kind, self.run.clone());
+    }
+}
+
+impl fmt::Debug for SiteStop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<stop of the site>")
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -86,6 +110,7 @@ impl SiteSpec {
             other_account: None,
             secrets: Vec::new(),
             fault_proxy: false,
+            stop: None,
         }
     }
 
@@ -122,7 +147,24 @@ impl SiteSpec {
             other_account: None,
             secrets,
             fault_proxy: true,
+            stop: None,
         }
+    }
+
+    /// What stops the site once the runner is done with it: `stop` runs once, in the test
+    /// process, when the runner of `main!` ends, after a SIGINT or SIGTERM too (after every
+    /// worker and browser of the run has been stopped), and only if a trial reached the
+    /// site (for [`SiteSpec::started`], only once `start` returned its origin). Keep it
+    /// short: the exit waits for it at most 10 s. A SIGKILL runs nothing, and neither does
+    /// an ordinary `#[test]` target, which libtest ends: for those, tie the site's life to
+    /// the test process (a pipe it holds open, `PR_SET_PDEATHSIG`), as the Roundup suite's
+    /// `serve.sh` does.
+    pub fn stopped_by<F: Fn() + Send + Sync + 'static>(mut self, stop: F) -> Self {
+        self.stop = Some(SiteStop {
+            kind: std::any::TypeId::of::<F>(),
+            run: Arc::new(stop),
+        });
+        self
     }
 
     /// A second account of the site: the trials that switch the profile's sign-in to

@@ -109,7 +109,14 @@ impl RunningSite {
                     })?,
             ),
             SiteKind::External { origin } => Running::External {
-                origin: origin.resolve()?,
+                origin: {
+                    let origin = origin.resolve()?;
+                    // Reached: its stop runs when the runner ends.
+                    if let Some(stop) = &spec.stop {
+                        stop.arm();
+                    }
+                    origin
+                },
                 proxy: if spec.fault_proxy {
                     Some(FaultProxy::start().map_err(|e| SiteError::Unreachable {
                         url: "the fault proxy on 127.0.0.1".to_owned(),
