@@ -75,6 +75,11 @@ pub enum ExitCode {
     /// `5`: the browser binaries are missing or mismatched, so no trial ran. Set
     /// `BROWSER_FAULT_CHROME` / `BROWSER_FAULT_CHROMEDRIVER`, or run `cargo xtask drill`.
     NoBrowser,
+    /// `6`: a trial could not run because its site did not start or could not be reached
+    /// before the trial began (`SiteSpec::started`'s closure failed, the origin did not
+    /// answer, its reset failed). No worker ran and nothing was left. Read the trial's
+    /// message, which names the site's error, and fix the site.
+    SiteUnavailable,
     /// `130` (128 + SIGINT, as a shell reports it): the run was interrupted; its workers were
     /// stopped and their profiles removed. Run it again.
     Interrupted,
@@ -85,12 +90,13 @@ pub enum ExitCode {
 
 impl ExitCode {
     /// Every exit code the runner uses.
-    pub const ALL: [ExitCode; 7] = [
+    pub const ALL: [ExitCode; 8] = [
         ExitCode::Success,
         ExitCode::TrialFailed,
         ExitCode::CleanupUnproven,
         ExitCode::NeverActed,
         ExitCode::NoBrowser,
+        ExitCode::SiteUnavailable,
         ExitCode::Interrupted,
         ExitCode::Terminated,
     ];
@@ -103,6 +109,7 @@ impl ExitCode {
             ExitCode::CleanupUnproven => 3,
             ExitCode::NeverActed => 4,
             ExitCode::NoBrowser => 5,
+            ExitCode::SiteUnavailable => 6,
             ExitCode::Interrupted => 130,
             ExitCode::Terminated => 143,
         }

@@ -155,12 +155,16 @@ pub struct Conclusion {
     pub before_scenario: Vec<String>,
     /// Why no trial ran: the browser binaries could not be found (the message names the fix).
     pub no_browser: Option<String>,
+    /// The trials that could not run because their site did not start or could not be
+    /// reached, one line each with the site's error.
+    pub site_unavailable: Vec<String>,
 }
 
 impl Conclusion {
     /// The process exit code: [`ExitCode::NoBrowser`] when no trial could run, then the
     /// gates ([`ExitCode::CleanupUnproven`], [`ExitCode::NeverActed`]), which fail closed
-    /// whatever the trials say, then [`ExitCode::TrialFailed`] when a trial failed, else
+    /// whatever the trials say, then [`ExitCode::SiteUnavailable`] when a trial could not
+    /// reach its site, then [`ExitCode::TrialFailed`] when a trial failed, else
     /// [`ExitCode::Success`].
     pub fn exit_code(&self) -> ExitCode {
         if self.no_browser.is_some() {
@@ -169,6 +173,8 @@ impl Conclusion {
             ExitCode::CleanupUnproven
         } else if !self.never_acted.is_empty() {
             ExitCode::NeverActed
+        } else if !self.site_unavailable.is_empty() {
+            ExitCode::SiteUnavailable
         } else if self.tests.has_failed() {
             ExitCode::TrialFailed
         } else {
@@ -244,6 +250,7 @@ fn run_trials_and(
             never_acted: Vec::new(),
             before_scenario: Vec::new(),
             no_browser: Some(why),
+            site_unavailable: Vec::new(),
         };
     }
     let args = &args;
@@ -329,6 +336,22 @@ fn run_trials_and(
             "browser-fault: {new_snapshots} new snapshot(s) written for review: review them with `cargo insta review` (`cargo install cargo-insta` first), or accept them as they are by renaming each `.snap.new` to `.snap`; under CI (`CI=true`) a new snapshot fails"
         );
     }
+    let mut site_unavailable = std::mem::take(
+        &mut *gate
+            .site_unavailable
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()),
+    );
+    site_unavailable.sort();
+    if !site_unavailable.is_empty() {
+        eprintln!(
+            "browser-fault: {} trial(s) could not run because their site did not start or could not be reached (no worker ran, nothing was left):",
+            site_unavailable.len()
+        );
+        for line in &site_unavailable {
+            eprintln!("  {line}");
+        }
+    }
     let never_acted = gate.never_acted();
     for line in &never_acted {
         eprintln!("browser-fault: {line}");
@@ -339,6 +362,7 @@ fn run_trials_and(
         never_acted,
         before_scenario,
         no_browser: None,
+        site_unavailable,
     }
 }
 
@@ -474,8 +498,13 @@ mod tests {
             never_acted: Vec::new(),
             before_scenario: Vec::new(),
             no_browser: None,
+            site_unavailable: Vec::new(),
         };
         assert_eq!(conclusion.exit_code(), ExitCode::TrialFailed);
+        conclusion
+            .site_unavailable
+            .push("t: the site refuses to start".to_owned());
+        assert_eq!(conclusion.exit_code(), ExitCode::SiteUnavailable);
         conclusion.never_acted.push("send".to_owned());
         assert_eq!(conclusion.exit_code(), ExitCode::NeverActed);
         conclusion.unproven_cleanups = 1;
@@ -504,6 +533,8 @@ struct Gate {
     outcomes: Mutex<Vec<crate::report::TrialOutcome>>,
     /// The one-line progress of a long run, when there is one.
     progress: Option<crate::report::Progress>,
+    /// Trials that could not run because their site did not start, with the site's error.
+    site_unavailable: Mutex<Vec<String>>,
     /// Trials that passed with a new snapshot written for review (`.snap.new`).
     new_snapshots: AtomicUsize,
     /// Per scenario: trials run that expect an action, and whether any trial acted.
@@ -628,10 +659,14 @@ fn run_and_check(
     let report = runtime
         .block_on(trial::run_trial(trial, settings))
         .map_err(|e| {
-            if matches!(e, trial::TrialError::Site(_)) {
+            if let trial::TrialError::Site(site) = &e {
                 // The site never started: no worker, no profile, nothing to prove removed
                 // (the trial's folder held its owner marker only, and is gone).
                 gate.proven.fetch_add(1, Ordering::SeqCst);
+                gate.site_unavailable
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(format!("{}: {}", trial.name(), error_chain(site)));
             }
             let why = format!("trial {} could not run: {}", trial.name(), error_chain(&e));
             (None, why.into())

@@ -137,8 +137,9 @@ fn unstartable_site() -> SiteSpec {
     )
 }
 
-/// A trial whose site never started fails as one that could not run, naming why, and the
-/// run is not failed for a cleanup it never needed (no worker, no profile).
+/// A trial whose site never started fails as one that could not run, naming why, the run
+/// ends with a line of its own and `ExitCode::SiteUnavailable`, and it is not failed for a
+/// cleanup it never needed (no worker, no profile).
 fn unstartable_fails_without_a_cleanup_claim(settings: &TrialSettings) -> Result<(), Failed> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let out = std::process::Command::new(&exe)
@@ -150,8 +151,11 @@ fn unstartable_fails_without_a_cleanup_claim(settings: &TrialSettings) -> Result
     let text = String::from_utf8_lossy(&out.stdout).into_owned()
         + String::from_utf8_lossy(&out.stderr).as_ref();
     let said = text.contains("could not run") && text.contains("refuses to start");
-    if out.status.code() == Some(ExitCode::TrialFailed.code())
+    let summed =
+        text.contains("browser-fault: 1 trial(s) could not run because their site did not start");
+    if out.status.code() == Some(ExitCode::SiteUnavailable.code())
         && said
+        && summed
         && !text.contains("no cleanup proof")
     {
         Ok(())
