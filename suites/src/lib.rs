@@ -108,32 +108,13 @@ pub async fn send_form(p: Page, key: RequestKey) -> Result<(), TaskError> {
     p.click("button#send").await
 }
 
-/// Observes the site's answer to a send: the message with this key on the page; a stale
+/// [`Fixture::observe_sent`](browser_fault::site::Fixture::observe_sent), the suites' confirm
+/// step. Observes the site's answer to a send: the message with this key on the page; a stale
 /// object; an error page, which says nothing of whether the effect happened; or a success
 /// notice without this key's message (a look-alike: another send's answer), which says no
 /// more. The caller reconciles both.
 pub async fn observe_sent(p: Page, key: RequestKey) -> Result<(), TaskError> {
-    let sent = format!("[data-sent-key=\"{key}\"]");
-    let answers = [
-        sent.as_str(),
-        "body[data-page=stale]",
-        "body[data-page=unavailable]",
-        // Not the site's page at all: a proxy's error.
-        "body:not([data-page])",
-        // A success notice, and (checked first) not this key's message: the site puts the
-        // notice after the list, so the list is whole once the notice is there.
-        "#sent-notice",
-    ];
-    match p.wait_for_any(&answers).await? {
-        0 => Ok(()),
-        1 => Err(SafeStop::StaleTarget.into()),
-        4 => Err(TaskError::UnexpectedReply {
-            what: "the send (a success that is not its own)",
-        }),
-        _ => Err(TaskError::UnexpectedReply {
-            what: "the send (an error page)",
-        }),
-    }
+    browser_fault::site::Fixture::observe_sent(p, key).await
 }
 
 /// Bug zoo: retries blindly after losing the response. Its "reconciliation" sends again

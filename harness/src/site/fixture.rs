@@ -35,6 +35,36 @@ impl Fixture {
         self.ledger_url = Some(url.into());
         self
     }
+
+    /// The bundled site's answer to a send, read as a confirm step must read it: a side
+    /// effect's `.confirm(Fixture::observe_sent)` on the bundled site. `Ok` only for the
+    /// message carrying `key` (`[data-sent-key]`); [`SafeStop::StaleTarget`] for the stale
+    /// page; and [`TaskError::UnexpectedReply`], which sends the protocol to reconcile, for
+    /// every answer that says nothing of whether this send landed: the site's unavailable
+    /// page, a page that is not the site's at all (the fault proxy's error page: a copy that
+    /// misses it waits out the step timeout), and a success notice without this key's
+    /// message (another send's answer). Tried in that order; the site lists its messages
+    /// before its notice, so the list is whole once the notice is there.
+    pub async fn observe_sent(p: Page, key: RequestKey) -> Result<(), TaskError> {
+        let sent = format!("[data-sent-key=\"{key}\"]");
+        let answers = [
+            sent.as_str(),
+            "body[data-page=stale]",
+            "body[data-page=unavailable]",
+            "body:not([data-page])",
+            "#sent-notice",
+        ];
+        match p.wait_for_any(&answers).await? {
+            0 => Ok(()),
+            1 => Err(SafeStop::StaleTarget.into()),
+            4 => Err(TaskError::UnexpectedReply {
+                what: "the send (a success that is not its own)",
+            }),
+            _ => Err(TaskError::UnexpectedReply {
+                what: "the send (an error page)",
+            }),
+        }
+    }
 }
 
 /// The markers of the current page, read in one round trip.
