@@ -7,6 +7,7 @@
 
 use browser_fault::prelude::*;
 
+pub mod admin_site;
 pub mod command_agent;
 pub mod grid;
 pub mod node_agent;

@@ -21,11 +21,13 @@ mod running;
 use std::fmt;
 use std::sync::Arc;
 
-pub use crate::worker::adapter::{Identity, PageFacts, PageKind, RemoteEffect, Site, SiteError};
+pub use crate::worker::adapter::{
+    ChangeOf, Identity, PageFacts, PageKind, RemoteEffect, Site, SiteChange, SiteError,
+};
 #[cfg(feature = "fixture-site")]
 pub use fixture::Fixture;
 pub use http::Http;
-pub(crate) use running::{EffectArm, RunningSite, WorldChange};
+pub(crate) use running::{EffectArm, RunningSite};
 
 use crate::worker::Account;
 
@@ -253,6 +255,46 @@ mod tests {
         }
     }
 
+    /// An adapter that can make every live change (and is never driven here).
+    #[derive(Debug)]
+    struct Changing;
+
+    #[async_trait::async_trait]
+    impl Site for Changing {
+        async fn sign_in(
+            &self,
+            _: &crate::worker::Page,
+            _: &Account,
+        ) -> Result<(), crate::worker::TaskError> {
+            Err(crate::worker::SafeStop::NotSignedIn.into())
+        }
+        async fn read_page(
+            &self,
+            _: &crate::worker::Page,
+        ) -> Result<PageFacts, crate::worker::TaskError> {
+            Ok(PageFacts::new(PageKind::SignIn))
+        }
+        async fn identity(
+            &self,
+            _: &crate::worker::Page,
+        ) -> Result<Identity, crate::worker::TaskError> {
+            Err(crate::worker::SafeStop::NotSignedIn.into())
+        }
+        async fn effect_status(
+            &self,
+            _: &crate::worker::Page,
+            _: &crate::journal::RequestKey,
+        ) -> Result<crate::worker::EffectStatus, crate::worker::TaskError> {
+            Ok(crate::worker::EffectStatus::Absent)
+        }
+        async fn ledger(&self) -> Result<Vec<RemoteEffect>, SiteError> {
+            Ok(Vec::new())
+        }
+        fn can_change(&self, _: SiteChange) -> bool {
+            true
+        }
+    }
+
     #[test]
     fn a_users_site_says_why_a_trial_cannot_run() {
         let trials = crate::trial::expand(&EVERYTHING);
@@ -297,11 +339,28 @@ mod tests {
             let both = user.clone().other_account(account("bob"));
             assert_eq!(reason(&both, switch), None, "{switch}");
         }
-        for knob in [
+        for live in [
             "after_login::live_account_switch",
-            "hazard::credential_rotated",
-            "hazard::stale_tab",
+            "after_login::live_tenant_switch",
+            "after_login::live_object_swap",
         ] {
+            assert!(
+                reason(&user, live).is_some_and(|r| r.contains("Site::can_change")),
+                "{live}"
+            );
+        }
+        // An adapter that offers the changes runs them; the account switch still needs the
+        // account to switch to.
+        let changing = SiteSpec::new("http://127.0.0.1:1/", Changing, account("alice"));
+        assert_eq!(reason(&changing, "after_login::live_tenant_switch"), None);
+        assert_eq!(reason(&changing, "after_login::live_object_swap"), None);
+        assert!(
+            reason(&changing, "after_login::live_account_switch")
+                .is_some_and(|r| r.contains("SiteSpec::other_account"))
+        );
+        let changing = changing.other_account(account("bob"));
+        assert_eq!(reason(&changing, "after_login::live_account_switch"), None);
+        for knob in ["hazard::credential_rotated", "hazard::stale_tab"] {
             assert!(
                 reason(&user, knob).is_some_and(|r| r.contains("bundled site")),
                 "{knob}"

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{RemoteEffect, Site, SiteError, SiteKind, SiteSpec};
+use super::{ChangeOf, RemoteEffect, Site, SiteChange, SiteError, SiteKind, SiteSpec};
 use crate::network_marks::{self, Mark};
 use crate::plan::Hazard;
 use crate::proxy::{EffectFault, EffectMatcher, Exchange, FaultProxy, SecretKind};
@@ -28,18 +28,6 @@ pub(crate) enum EffectArm {
     /// Never committed; answered as a success that names a look-alike (the bundled site
     /// only).
     LookAlike,
-}
-
-/// A change of the site's own records under a live worker (the live `after_login`
-/// variants).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WorldChange {
-    /// The account's sessions come to belong to another account.
-    AccountSwitch,
-    /// The account moves to another tenant.
-    TenantSwitch,
-    /// The route of the scenario's object serves another object.
-    ObjectSwap,
 }
 
 /// A site started for one trial.
@@ -342,28 +330,31 @@ impl RunningSite {
 
     /// Changes the world under a live worker, as a live `after_login` variant demands:
     /// the account's sessions now belong to another account, the account moved to another
-    /// tenant, or the route `/threads/{object}` serves another object.
-    pub(crate) fn change_world(
+    /// tenant, or the route of the scenario's object serves another object. The bundled site
+    /// makes it itself; a user's site through its adapter ([`Site::change`]), when it can.
+    ///
+    /// [`Site::change`]: crate::site::Site::change
+    pub(crate) async fn change_world(
         &self,
-        change: WorldChange,
+        change: SiteChange,
         account: &Account,
         object: Option<&str>,
-    ) -> Result<(), &'static str> {
+    ) -> Result<(), String> {
         match &self.kind {
             #[cfg(feature = "fixture-site")]
             Running::Fixture(site) => {
                 match change {
-                    WorldChange::AccountSwitch => site.switch_account(
+                    SiteChange::SessionToOtherAccount => site.switch_account(
                         &account.id,
                         browser_fault_fixtures::switched_account(&account.id),
                     ),
-                    WorldChange::TenantSwitch => site.move_account(
+                    SiteChange::AccountToOtherTenant => site.move_account(
                         &account.id,
                         browser_fault_fixtures::other_tenant(
                             account.tenant.as_deref().unwrap_or(""),
                         ),
                     ),
-                    WorldChange::ObjectSwap => {
+                    SiteChange::SwapObject => {
                         let route: u32 = object.and_then(|o| o.parse().ok()).ok_or(
                             "the scenario declares no thread object (`effects = \"42\"`) to swap",
                         )?;
@@ -378,8 +369,19 @@ impl RunningSite {
                 Ok(())
             }
             Running::External { .. } => {
-                let _ = (change, account, object);
-                Err("this site has no knob to change the world")
+                let adapter = &self.spec.site;
+                if !adapter.can_change(change) {
+                    return Err(format!(
+                        "this site's adapter cannot make the change {change:?}"
+                    ));
+                }
+                let of = ChangeOf::new(account, self.spec.other_account.as_ref(), object);
+                adapter.change(change, &of).await.map_err(|e| {
+                    format!(
+                        "the site's adapter failed to make the change {change:?}: {}",
+                        crate::error::error_chain(&e)
+                    )
+                })
             }
         }
     }

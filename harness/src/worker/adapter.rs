@@ -307,6 +307,81 @@ pub trait Site: Send + Sync + fmt::Debug + 'static {
                 .iter()
                 .any(|word| path.contains(word))
     }
+
+    /// Whether this site can make `change` to its own records under a live session (an
+    /// optional capability, through the site's admin API or test hooks): the trials that
+    /// need it run only where it says yes, and are listed as ignored with the reason
+    /// elsewhere. Default: none. Asked in the test process and in listings, so answer from
+    /// what the adapter is, without I/O.
+    fn can_change(&self, change: SiteChange) -> bool {
+        let _ = change;
+        false
+    }
+
+    /// Makes `change` to the site's own records, for `of`'s account and object, while a
+    /// worker's session is live: return once the site holds it (the worker's tab reloads
+    /// next). Called in the test process only, and only when [`can_change`](Site::can_change)
+    /// said yes. A failed change leaves the trial's fault unstruck, which fails it
+    /// (`fault_struck`) with the error.
+    async fn change(&self, change: SiteChange, of: &ChangeOf<'_>) -> Result<(), SiteError> {
+        let _ = (change, of);
+        Err(SiteError::Unsupported("change its own records"))
+    }
+}
+
+/// A change of a site's own records that a trial makes under a live worker, before it
+/// verifies its target (the live `after_login` variants): an optional capability of a site
+/// ([`Site::can_change`], [`Site::change`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SiteChange {
+    /// The account's live sessions come to belong to the spec's other account
+    /// (`SiteSpec::other_account`, given as [`ChangeOf::other_account`]): the same cookie
+    /// now signs the browser in as someone else (`after_login::live_account_switch`).
+    SessionToOtherAccount,
+    /// The account moves to another tenant of the site, its sessions kept
+    /// (`after_login::live_tenant_switch`).
+    AccountToOtherTenant,
+    /// The route of the scenario's object serves another object while its URL stays the same
+    /// (`after_login::live_object_swap`).
+    SwapObject,
+}
+
+impl SiteChange {
+    /// Every change, in a stable order.
+    pub const ALL: [SiteChange; 3] = [
+        SiteChange::SessionToOtherAccount,
+        SiteChange::AccountToOtherTenant,
+        SiteChange::SwapObject,
+    ];
+}
+
+/// Whom and what a [`SiteChange`] is made for.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct ChangeOf<'a> {
+    /// The account the live worker acts as.
+    pub account: &'a Account,
+    /// The spec's other account (`SiteSpec::other_account`), when it names one: the account
+    /// [`SiteChange::SessionToOtherAccount`] moves the sessions to.
+    pub other_account: Option<&'a Account>,
+    /// The scenario's first declared object (`effects = "42"`), when it declares one: the
+    /// object [`SiteChange::SwapObject`] swaps away from.
+    pub object: Option<&'a str>,
+}
+
+impl<'a> ChangeOf<'a> {
+    pub(crate) fn new(
+        account: &'a Account,
+        other_account: Option<&'a Account>,
+        object: Option<&'a str>,
+    ) -> Self {
+        ChangeOf {
+            account,
+            other_account,
+            object,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use super::{Crash, FaultUnit};
 use crate::fault::Resume;
 use crate::plan::{Boundary, FaultPoint, Variant};
-use crate::site::{SiteSpec, WorldChange};
+use crate::site::{SiteChange, SiteSpec};
 use crate::trial::context::{AtStrike, UnitCtx};
 use crate::trial::drive::{Strike, Tracked};
 use crate::trial::error::TrialError;
@@ -39,20 +39,20 @@ pub(super) fn unit(variant: Option<Variant>) -> Option<&'static dyn FaultUnit> {
 }
 
 static CRASH: Crash = Crash(Boundary::AfterLogin);
-static ACCOUNT: LiveChange = LiveChange(WorldChange::AccountSwitch);
-static TENANT: LiveChange = LiveChange(WorldChange::TenantSwitch);
-static OBJECT: LiveChange = LiveChange(WorldChange::ObjectSwap);
+static ACCOUNT: LiveChange = LiveChange(SiteChange::SessionToOtherAccount);
+static TENANT: LiveChange = LiveChange(SiteChange::AccountToOtherTenant);
+static OBJECT: LiveChange = LiveChange(SiteChange::SwapObject);
 
 /// The site's own records change under the live worker, whose tab then reloads.
-struct LiveChange(WorldChange);
+struct LiveChange(SiteChange);
 
 #[async_trait::async_trait]
 impl FaultUnit for LiveChange {
     fn planned(&self) -> String {
         let what = match self.0 {
-            WorldChange::AccountSwitch => "the session switched to another account",
-            WorldChange::TenantSwitch => "the account moved to another tenant",
-            WorldChange::ObjectSwap => "the route swapped to another object",
+            SiteChange::SessionToOtherAccount => "the session switched to another account",
+            SiteChange::AccountToOtherTenant => "the account moved to another tenant",
+            SiteChange::SwapObject => "the route swapped to another object",
         };
         format!("{what} under the live worker before it verifies its target")
     }
@@ -67,17 +67,33 @@ impl FaultUnit for LiveChange {
 
     fn demands_stop(&self) -> Option<&'static str> {
         match self.0 {
-            WorldChange::AccountSwitch => Some(super::account_switch::DEMANDS_STOP),
+            SiteChange::SessionToOtherAccount => Some(super::account_switch::DEMANDS_STOP),
             // An effect in the other tenant or on the other object is `no_wrong_account`'s
             // and `no_wrong_object`'s; one on the right object reached another way is fine.
-            WorldChange::TenantSwitch | WorldChange::ObjectSwap => None,
+            SiteChange::AccountToOtherTenant | SiteChange::SwapObject => None,
         }
     }
 
-    fn cannot_run(&self, _site: &SiteSpec) -> Option<&'static str> {
-        Some(
-            "changes the site's own records under a live session: only the bundled site has that knob",
-        )
+    fn cannot_run(&self, site: &SiteSpec) -> Option<&'static str> {
+        if !site.adapter().can_change(self.0) {
+            return Some(match self.0 {
+                SiteChange::SessionToOtherAccount => {
+                    "moves the live session to another account: this site's adapter cannot (Site::can_change(SiteChange::SessionToOtherAccount))"
+                }
+                SiteChange::AccountToOtherTenant => {
+                    "moves the account to another tenant under a live session: this site's adapter cannot (Site::can_change(SiteChange::AccountToOtherTenant))"
+                }
+                SiteChange::SwapObject => {
+                    "swaps the object behind the scenario's route under a live session: this site's adapter cannot (Site::can_change(SiteChange::SwapObject))"
+                }
+            });
+        }
+        if self.0 == SiteChange::SessionToOtherAccount && !site.has_other_account() {
+            return Some(
+                "moves the live session to another account: the site spec names no other account (SiteSpec::other_account)",
+            );
+        }
+        None
     }
 
     async fn at_strike(
@@ -88,7 +104,7 @@ impl FaultUnit for LiveChange {
         _later: &mut Vec<Tracked>,
     ) -> Result<AtStrike, TrialError> {
         let object = e.trial.scenario.effects.and_then(|o| o.first().copied());
-        if let Err(why) = e.site.change_world(self.0, &e.account, object) {
+        if let Err(why) = e.site.change_world(self.0, &e.account, object).await {
             e.not_struck(why);
         }
         first.handle.resume_with(Resume::Reload).await;
