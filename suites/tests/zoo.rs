@@ -95,6 +95,29 @@ async fn route_only(w: &mut Worker) -> TaskResult {
     browser_fault_suites::route_only(w).await
 }
 
+/// `route_only` on a site of the user's own whose adapter offers the live changes
+/// (`Site::can_change`): the bundled site reached by URL through `AdminFixture`.
+#[browser_fault(at = "after_login", effects = "42", site = admin_site)]
+async fn route_only_on_admin_site(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::route_only(w).await
+}
+
+fn admin_site() -> SiteSpec {
+    use browser_fault_suites::admin_site::AdminFixture;
+    use browser_fault_suites::{demo_account, shared_fixture_site};
+    let site = shared_fixture_site();
+    SiteSpec::new(
+        site.base_url(),
+        AdminFixture::new().with_changes(&browser_fault::site::SiteChange::ALL),
+        demo_account(0),
+    )
+    .other_account(demo_account(1))
+    .with_secrets(site.secrets())
+}
+
+/// The trials on the one shared admin site take turns: each changes and resets it.
+static ADMIN_SITE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[browser_fault(at = "after_click", effects = "42")]
 async fn unobservant(w: &mut Worker) -> TaskResult {
     browser_fault_suites::unobservant(w).await
@@ -354,6 +377,21 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
         |e, _| struck(e),
     ),
     (
+        "route_only_on_admin_site::after_login::live_account_switch",
+        &[Invariant::NoWrongAccount],
+        |e, _| struck(e),
+    ),
+    (
+        "route_only_on_admin_site::after_login::live_tenant_switch",
+        &[Invariant::NoWrongAccount],
+        |e, _| explains(e, Invariant::NoWrongAccount, "1 in another tenant"),
+    ),
+    (
+        "route_only_on_admin_site::after_login::live_object_swap",
+        &[Invariant::NoWrongObject],
+        |e, _| struck(e),
+    ),
+    (
         "trusting::hazard::browser_version_changed",
         &[Invariant::ProfileTrusted],
         |e, _| {
@@ -607,6 +645,9 @@ fn main() {
                 if invariants.is_empty() && !trial.expects_action() {
                     return Err("the gate judges only trials where a correct agent acts".into());
                 }
+                let _turn = name
+                    .starts_with("route_only_on_admin_site::")
+                    .then(|| ADMIN_SITE.lock().unwrap_or_else(|p| p.into_inner()));
                 let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
                 let report = runtime
                     .block_on(trial::run_trial(&trial, &settings))
