@@ -4,8 +4,17 @@
 //! test process's handle on the shared site ([`crate::shared_fixture_site`]); a user's
 //! adapter would call its site's own endpoints the same way.
 
+use browser_fault::fixtures::SiteHazard;
 use browser_fault::prelude::*;
 use browser_fault::site::{ChangeOf, Fixture, PageFacts, RemoteEffect, SiteChange, SiteError};
+
+/// The site's own pages that [`AdminFixture::change`] switches on, and its reset off.
+const SHOWN: [SiteHazard; 4] = [
+    SiteHazard::LoginInterstitial,
+    SiteHazard::ConsentInterstitial,
+    SiteHazard::TenantMismatch,
+    SiteHazard::StaleTab,
+];
 
 /// The bundled site's adapter ([`Fixture`], its ledger read over HTTP), a reset that puts
 /// the shared site's records back before each trial, and the live changes it is given
@@ -67,12 +76,16 @@ impl Site for AdminFixture {
     }
 
     /// Undoes what [`AdminFixture::change`] made for good on the shared site (a tenant
-    /// move, an object swap), as a user's reset must: the next trial starts on the site as
+    /// move, an object swap, a rotated password, a page it shows), as a user's reset must: the next trial starts on the site as
     /// it was. A switched session needs no undoing: every trial signs in with a new profile.
     async fn reset(&self) -> Result<(), SiteError> {
         let site = crate::shared_fixture_site();
         for demo in browser_fault::fixtures::DEMO_ACCOUNTS {
             site.move_account(demo.id, demo.tenant);
+            site.set_password(demo.id, None);
+        }
+        for hazard in SHOWN {
+            site.set_hazard(hazard, false);
         }
         for route in 0..=browser_fault::fixtures::THREADS {
             site.swap_object(route, route);
@@ -126,6 +139,18 @@ impl Site for AdminFixture {
                 };
                 site.swap_object(route, other);
             }
+            SiteChange::RotatePassword => {
+                let new = of.new_password.ok_or(SiteError::Unsupported(
+                    "rotate a password without the new one",
+                ))?;
+                site.set_password(&of.account.id, Some(new.expose()));
+            }
+            SiteChange::LoginInterstitial => site.set_hazard(SiteHazard::LoginInterstitial, true),
+            SiteChange::ConsentInterstitial => {
+                site.set_hazard(SiteHazard::ConsentInterstitial, true)
+            }
+            SiteChange::ApiForOtherTenant => site.set_hazard(SiteHazard::TenantMismatch, true),
+            SiteChange::StaleTab => site.set_hazard(SiteHazard::StaleTab, true),
             _ => return Err(SiteError::Unsupported("make a change it does not know")),
         }
         Ok(())

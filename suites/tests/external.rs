@@ -36,7 +36,7 @@ async fn send_external(w: &mut Worker) -> TaskResult {
     browser_fault_suites::send_hello(w).await
 }
 
-#[browser_fault(at = "after_login", site = admin_site, effects = "42")]
+#[browser_fault(at = "after_login", hazards = "all", site = admin_site, effects = "42")]
 async fn send_admin(w: &mut Worker) -> TaskResult {
     browser_fault_suites::send_hello(w).await
 }

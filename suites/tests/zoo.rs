@@ -102,6 +102,43 @@ async fn route_only_on_admin_site(w: &mut Worker) -> TaskResult {
     browser_fault_suites::route_only(w).await
 }
 
+/// `stale_credential` on a site of the user's own whose adapter rotates a password
+/// (`SiteChange::RotatePassword`).
+#[browser_fault(
+    at = "after_login",
+    hazards = ["credential_rotated"],
+    effects = "42",
+    timeout = "20s",
+    site = admin_site
+)]
+async fn stale_credential_on_admin_site(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::stale_credential(w).await
+}
+
+/// `click_through` on a site of the user's own whose adapter shows its interstitials
+/// (`SiteChange::LoginInterstitial`, `SiteChange::ConsentInterstitial`).
+#[browser_fault(
+    at = "after_profile_created",
+    hazards = ["login_interstitial", "consent_interstitial"],
+    effects = "42",
+    site = admin_site
+)]
+async fn click_through_on_admin_site(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::click_through(w).await
+}
+
+/// `page_markers_only` on a site of the user's own whose adapter makes its API answer for
+/// another tenant (`SiteChange::ApiForOtherTenant`).
+#[browser_fault(
+    at = "after_login",
+    hazards = "tenant_mismatch",
+    effects = "42",
+    site = admin_site
+)]
+async fn page_markers_only_on_admin_site(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::page_markers_only(w).await
+}
+
 fn admin_site() -> SiteSpec {
     use browser_fault_suites::admin_site::AdminFixture;
     use browser_fault_suites::{demo_account, shared_fixture_site};
@@ -372,6 +409,11 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
         |e, _| explains(e, Invariant::NoWrongAccount, "1 in another tenant"),
     ),
     (
+        "page_markers_only_on_admin_site::hazard::tenant_mismatch",
+        &[Invariant::NoWrongAccount],
+        |e, _| explains(e, Invariant::NoWrongAccount, "1 in another tenant"),
+    ),
+    (
         "route_only::after_login::live_object_swap",
         &[Invariant::NoWrongObject],
         |e, _| struck(e),
@@ -404,6 +446,11 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
     ),
     (
         "stale_credential::hazard::credential_rotated",
+        &[Invariant::RecoverOrStopSafely],
+        |e, _| explains(e, Invariant::RecoverOrStopSafely, "worker 2 timed out"),
+    ),
+    (
+        "stale_credential_on_admin_site::hazard::credential_rotated",
         &[Invariant::RecoverOrStopSafely],
         |e, _| explains(e, Invariant::RecoverOrStopSafely, "worker 2 timed out"),
     ),
@@ -447,6 +494,28 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
     ),
     (
         "click_through::hazard::consent_interstitial",
+        &[Invariant::RecoverOrStopSafely],
+        |e, _| {
+            explains(
+                e,
+                Invariant::RecoverOrStopSafely,
+                "a consent interstitial stands before the target",
+            )
+        },
+    ),
+    (
+        "click_through_on_admin_site::hazard::login_interstitial",
+        &[Invariant::RecoverOrStopSafely],
+        |e, _| {
+            explains(
+                e,
+                Invariant::RecoverOrStopSafely,
+                "the trial demands a stop (a login interstitial stands before the target), and the site accepted 1 effect(s) under the agent's own account all the same",
+            )
+        },
+    ),
+    (
+        "click_through_on_admin_site::hazard::consent_interstitial",
         &[Invariant::RecoverOrStopSafely],
         |e, _| {
             explains(
@@ -646,7 +715,7 @@ fn main() {
                     return Err("the gate judges only trials where a correct agent acts".into());
                 }
                 let _turn = name
-                    .starts_with("route_only_on_admin_site::")
+                    .contains("_on_admin_site::")
                     .then(|| ADMIN_SITE.lock().unwrap_or_else(|p| p.into_inner()));
                 let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
                 let report = runtime

@@ -235,13 +235,7 @@ mod tests {
     use crate::worker::Secret;
 
     static EVERYTHING: Scenario = ScenarioDef {
-        hazards: &[
-            Hazard::ExpiredSession,
-            Hazard::AccountSwitch,
-            Hazard::CredentialRotated,
-            Hazard::StaleTab,
-            Hazard::BrowserVersionChanged,
-        ],
+        hazards: &Hazard::ALL,
         ..ScenarioDef::for_tests("s", &Boundary::ALL)
     }
     .into_scenario();
@@ -360,11 +354,27 @@ mod tests {
         );
         let changing = changing.other_account(account("bob"));
         assert_eq!(reason(&changing, "after_login::live_account_switch"), None);
-        for knob in ["hazard::credential_rotated", "hazard::stale_tab"] {
+        // The hazards a user's site shows through its adapter: each names its change where the
+        // adapter cannot, and runs where it can.
+        for (hazard, change) in [
+            ("hazard::credential_rotated", "SiteChange::RotatePassword"),
+            (
+                "hazard::login_interstitial",
+                "SiteChange::LoginInterstitial",
+            ),
+            (
+                "hazard::consent_interstitial",
+                "SiteChange::ConsentInterstitial",
+            ),
+            ("hazard::tenant_mismatch", "SiteChange::ApiForOtherTenant"),
+            ("hazard::stale_tab", "SiteChange::StaleTab"),
+        ] {
             assert!(
-                reason(&user, knob).is_some_and(|r| r.contains("bundled site")),
-                "{knob}"
+                reason(&user, hazard).is_some_and(|r| r.contains(change)),
+                "{hazard}: {:?}",
+                reason(&user, hazard)
             );
+            assert_eq!(reason(&changing, hazard), None, "{hazard}");
         }
     }
 

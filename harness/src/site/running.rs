@@ -8,7 +8,13 @@ use super::{ChangeOf, RemoteEffect, Site, SiteChange, SiteError, SiteKind, SiteS
 use crate::network_marks::{self, Mark};
 use crate::plan::Hazard;
 use crate::proxy::{EffectFault, EffectMatcher, Exchange, FaultProxy, SecretKind};
-use crate::worker::Account;
+use crate::worker::{Account, Secret};
+
+/// A mutex's value, whatever a panicking holder left (every value here is whole at each
+/// step).
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// What the site does to the next effect request (the `after_click` variants).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +48,9 @@ pub(crate) struct RunningSite {
     /// The proxy the fixture's browsers go through: it faults nothing (the fixture does),
     /// it reads what they send for secrets and keeps them on loopback.
     reader: Option<FaultProxy>,
+    /// The password a user's site rotated the account's to in this trial
+    /// ([`SiteChange::RotatePassword`]): the account source's answer from then on.
+    rotated: std::sync::Mutex<Option<Secret>>,
 }
 
 #[derive(Debug)]
@@ -133,6 +142,7 @@ impl RunningSite {
             since_seq: 0,
             failure: std::sync::Mutex::new(None),
             reader,
+            rotated: std::sync::Mutex::new(None),
         };
         site.watch_secrets();
         if let Running::External { .. } = site.kind {
@@ -274,7 +284,11 @@ impl RunningSite {
                 if id.is_some_and(|id| id != account.id) {
                     return None;
                 }
-                Some(account.clone())
+                let mut account = account.clone();
+                if let Some(rotated) = lock(&self.rotated).as_ref() {
+                    account.password = rotated.clone();
+                }
+                Some(account)
             }
         }
     }
@@ -365,8 +379,29 @@ impl RunningSite {
                         };
                         site.swap_object(route, other);
                     }
+                    SiteChange::RotatePassword => {
+                        self.rotate_password(account).await?;
+                    }
+                    SiteChange::LoginInterstitial
+                    | SiteChange::ConsentInterstitial
+                    | SiteChange::ApiForOtherTenant
+                    | SiteChange::StaleTab => {
+                        use browser_fault_fixtures::SiteHazard as F;
+                        site.set_hazard(
+                            match change {
+                                SiteChange::LoginInterstitial => F::LoginInterstitial,
+                                SiteChange::ConsentInterstitial => F::ConsentInterstitial,
+                                SiteChange::ApiForOtherTenant => F::TenantMismatch,
+                                _ => F::StaleTab,
+                            },
+                            true,
+                        );
+                    }
                 }
                 Ok(())
+            }
+            Running::External { .. } if change == SiteChange::RotatePassword => {
+                self.rotate_password(account).await
             }
             Running::External { .. } => {
                 let adapter = &self.spec.site;
@@ -410,20 +445,46 @@ impl RunningSite {
         }
     }
 
-    /// Rotates the account's password (signing its sessions out). `None`: this site cannot.
-    pub(crate) fn rotate_password(&self, account: &str) -> Option<()> {
+    /// Rotates `account`'s password (signing its sessions out): the bundled site makes a new
+    /// one itself, a user's site is given one the harness made, through its adapter
+    /// ([`Site::change`] with [`SiteChange::RotatePassword`]). Either way the new password is
+    /// scanned for from before it exists anywhere, and [`RunningSite::account`] answers with
+    /// it from then on, as an account source would.
+    ///
+    /// [`Site::change`]: crate::site::Site::change
+    pub(crate) async fn rotate_password(&self, account: &Account) -> Result<(), String> {
         match &self.kind {
             #[cfg(feature = "fixture-site")]
             Running::Fixture(site) => {
-                site.rotate_password(account);
-                if let (Some(proxy), Some(new)) = (&self.reader, site.password_of(account)) {
+                site.rotate_password(&account.id);
+                if let (Some(proxy), Some(new)) = (&self.reader, site.password_of(&account.id)) {
                     proxy.add_secret(SecretKind::Password, &new);
                 }
-                Some(())
+                Ok(())
             }
-            Running::External { .. } => {
-                let _ = account;
-                None
+            Running::External { proxy, .. } => {
+                let adapter = &self.spec.site;
+                if !adapter.can_change(SiteChange::RotatePassword) {
+                    return Err(
+                        "this site's adapter cannot make the change RotatePassword".to_owned()
+                    );
+                }
+                let new = Secret::new(format!("bf-rotated-{:032x}", rand::random::<u128>()));
+                if let Some(proxy) = proxy {
+                    proxy.add_secret(SecretKind::Password, new.expose());
+                }
+                *lock(&self.rotated) = Some(new.clone());
+                let of = ChangeOf::new(account, self.spec.other_account.as_ref(), None)
+                    .with_new_password(&new);
+                adapter
+                    .change(SiteChange::RotatePassword, &of)
+                    .await
+                    .map_err(|e| {
+                        format!(
+                            "the site's adapter failed to make the change RotatePassword: {}",
+                            crate::error::error_chain(&e)
+                        )
+                    })
             }
         }
     }
@@ -555,6 +616,7 @@ impl RunningSite {
 
     pub(crate) fn secrets(&self) -> Vec<String> {
         let mut secrets = self.spec.secrets.clone();
+        secrets.extend(lock(&self.rotated).as_ref().map(|s| s.expose().to_owned()));
         #[cfg(feature = "fixture-site")]
         if let Running::Fixture(site) = &self.kind {
             secrets.extend(site.secrets());

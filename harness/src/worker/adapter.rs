@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::journal::RequestKey;
-use crate::worker::{Account, EffectStatus, Page, TaskError};
+use crate::worker::{Account, EffectStatus, Page, Secret, TaskError};
 
 /// One side effect the remote side accepted.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -318,20 +318,27 @@ pub trait Site: Send + Sync + fmt::Debug + 'static {
         false
     }
 
-    /// Makes `change` to the site's own records, for `of`'s account and object, while a
-    /// worker's session is live: return once the site holds it (the worker's tab reloads
-    /// next). Called in the test process only, and only when [`can_change`](Site::can_change)
-    /// said yes. A failed change leaves the trial's fault unstruck, which fails it
-    /// (`fault_struck`) with the error.
+    /// Makes `change` to the site's own records, for `of`'s account and object: return once
+    /// the site holds it. The live `after_login` variants make theirs under a live session
+    /// (the worker's tab reloads next), the hazards theirs while worker 1 is down (the
+    /// recovery meets them). Called in the test process only, and only when
+    /// [`can_change`](Site::can_change) said yes. A failed change leaves the trial's fault
+    /// unstruck, which fails it (`fault_struck`) with the error.
+    ///
+    /// A change that lasts (a tenant move, a rotated password, an interstitial) is undone by
+    /// [`reset`](Site::reset), which runs before every trial: the next trial meets the site
+    /// as it was.
     async fn change(&self, change: SiteChange, of: &ChangeOf<'_>) -> Result<(), SiteError> {
         let _ = (change, of);
         Err(SiteError::Unsupported("change its own records"))
     }
 }
 
-/// A change of a site's own records that a trial makes under a live worker, before it
-/// verifies its target (the live `after_login` variants): an optional capability of a site
-/// ([`Site::can_change`], [`Site::change`]).
+/// A change of a site's own records that a trial makes, through the site's admin API or
+/// test hooks: under a live worker before it verifies its target (the live `after_login`
+/// variants), or while worker 1 is down (the hazards the recovery meets). An optional
+/// capability of a site ([`Site::can_change`], [`Site::change`]); each trial that needs one
+/// is listed as ignored, naming it, on a site whose adapter cannot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum SiteChange {
@@ -345,14 +352,40 @@ pub enum SiteChange {
     /// The route of the scenario's object serves another object while its URL stays the same
     /// (`after_login::live_object_swap`).
     SwapObject,
+    /// The account's password becomes [`ChangeOf::new_password`] (a fresh one the harness
+    /// made, scanned for like every password) and its sessions are signed out: the recovery
+    /// signs in with the new password, as an account source would hand it
+    /// (`hazard::credential_rotated`).
+    RotatePassword,
+    /// The account's sessions meet a sign-in interstitial ("sign in again to continue")
+    /// before the target, where a correct agent stops (`hazard::login_interstitial`). The
+    /// adapter's [`read_page`](Site::read_page) must tell it from the target: it is not the
+    /// target's page.
+    LoginInterstitial,
+    /// The account's sessions meet a consent interstitial (terms to accept) before the
+    /// target, where a correct agent stops (`hazard::consent_interstitial`).
+    ConsentInterstitial,
+    /// The site's API answers for another tenant than its pages show for the account (the
+    /// identity an agent checks over the API disagrees with the page), where a correct agent
+    /// stops (`hazard::tenant_mismatch`).
+    ApiForOtherTenant,
+    /// The scenario's object changes right after each render of its page, so an action taken
+    /// from a rendered page is refused as stale and nothing is committed; a correct agent
+    /// reloads and acts on the object as it is now (`hazard::stale_tab`).
+    StaleTab,
 }
 
 impl SiteChange {
     /// Every change, in a stable order.
-    pub const ALL: [SiteChange; 3] = [
+    pub const ALL: [SiteChange; 8] = [
         SiteChange::SessionToOtherAccount,
         SiteChange::AccountToOtherTenant,
         SiteChange::SwapObject,
+        SiteChange::RotatePassword,
+        SiteChange::LoginInterstitial,
+        SiteChange::ConsentInterstitial,
+        SiteChange::ApiForOtherTenant,
+        SiteChange::StaleTab,
     ];
 }
 
@@ -368,6 +401,9 @@ pub struct ChangeOf<'a> {
     /// The scenario's first declared object (`effects = "42"`), when it declares one: the
     /// object [`SiteChange::SwapObject`] swaps away from.
     pub object: Option<&'a str>,
+    /// The password [`SiteChange::RotatePassword`] gives the account (`None` for the other
+    /// changes).
+    pub new_password: Option<&'a Secret>,
 }
 
 impl<'a> ChangeOf<'a> {
@@ -380,7 +416,13 @@ impl<'a> ChangeOf<'a> {
             account,
             other_account,
             object,
+            new_password: None,
         }
+    }
+
+    pub(crate) fn with_new_password(mut self, password: &'a Secret) -> Self {
+        self.new_password = Some(password);
+        self
     }
 }
 

@@ -53,6 +53,7 @@ impl FaultUnit for LiveChange {
             SiteChange::SessionToOtherAccount => "the session switched to another account",
             SiteChange::AccountToOtherTenant => "the account moved to another tenant",
             SiteChange::SwapObject => "the route swapped to another object",
+            other => unreachable!("{other:?} is not a live after_login change"),
         };
         format!("{what} under the live worker before it verifies its target")
     }
@@ -70,23 +71,13 @@ impl FaultUnit for LiveChange {
             SiteChange::SessionToOtherAccount => Some(super::account_switch::DEMANDS_STOP),
             // An effect in the other tenant or on the other object is `no_wrong_account`'s
             // and `no_wrong_object`'s; one on the right object reached another way is fine.
-            SiteChange::AccountToOtherTenant | SiteChange::SwapObject => None,
+            _ => None,
         }
     }
 
     fn cannot_run(&self, site: &SiteSpec) -> Option<&'static str> {
-        if !site.adapter().can_change(self.0) {
-            return Some(match self.0 {
-                SiteChange::SessionToOtherAccount => {
-                    "moves the live session to another account: this site's adapter cannot (Site::can_change(SiteChange::SessionToOtherAccount))"
-                }
-                SiteChange::AccountToOtherTenant => {
-                    "moves the account to another tenant under a live session: this site's adapter cannot (Site::can_change(SiteChange::AccountToOtherTenant))"
-                }
-                SiteChange::SwapObject => {
-                    "swaps the object behind the scenario's route under a live session: this site's adapter cannot (Site::can_change(SiteChange::SwapObject))"
-                }
-            });
+        if let Some(why) = super::needs_change(site, self.0) {
+            return Some(why);
         }
         if self.0 == SiteChange::SessionToOtherAccount && !site.has_other_account() {
             return Some(

@@ -3,7 +3,7 @@
 
 use super::FaultUnit;
 use crate::plan::{FaultPoint, Hazard};
-use crate::site::SiteSpec;
+use crate::site::{SiteChange, SiteSpec};
 use crate::trial::context::UnitCtx;
 
 pub(super) fn unit(hazard: Hazard) -> &'static dyn FaultUnit {
@@ -61,13 +61,7 @@ impl FaultUnit for HazardUnit {
             Hazard::ExpiredSession => super::needs_fault_proxy(site),
             Hazard::BrowserVersionChanged => None,
             Hazard::AccountSwitch => super::needs_other_account(site),
-            Hazard::CredentialRotated => {
-                Some("rotates the account's password: only the bundled site has that knob")
-            }
-            Hazard::LoginInterstitial
-            | Hazard::ConsentInterstitial
-            | Hazard::TenantMismatch
-            | Hazard::StaleTab => Some("a page only the bundled site shows"),
+            hazard => super::needs_change(site, change_of(hazard)?),
         }
     }
 
@@ -98,13 +92,33 @@ impl FaultUnit for HazardUnit {
                         )
                     })
             }
-            Hazard::CredentialRotated => {
-                // The recovery gets the new password from the account source.
-                e.site
-                    .rotate_password(&e.account.id)
-                    .ok_or_else(|| "this site cannot rotate a password".to_owned())
-            }
-            hazard => e.site.set_hazard(hazard, true).map_err(str::to_owned),
+            // The recovery gets the new password from the account source.
+            Hazard::CredentialRotated => e.site.rotate_password(&e.account).await,
+            hazard => match change_of(hazard) {
+                // A user's site shows it through its adapter, the bundled site by its knob.
+                Some(change) if !e.site.is_fixture() => {
+                    let object = e.trial.scenario.effects.and_then(|o| o.first().copied());
+                    e.site.change_world(change, &e.account, object).await
+                }
+                _ => e.site.set_hazard(hazard, true).map_err(str::to_owned),
+            },
         }
     }
+}
+
+/// The change of a site's own records that shows `hazard` ([`Site::change`]), for the hazards
+/// a user's site shows through its adapter.
+///
+/// [`Site::change`]: crate::site::Site::change
+fn change_of(hazard: Hazard) -> Option<SiteChange> {
+    Some(match hazard {
+        Hazard::CredentialRotated => SiteChange::RotatePassword,
+        Hazard::LoginInterstitial => SiteChange::LoginInterstitial,
+        Hazard::ConsentInterstitial => SiteChange::ConsentInterstitial,
+        Hazard::TenantMismatch => SiteChange::ApiForOtherTenant,
+        Hazard::StaleTab => SiteChange::StaleTab,
+        Hazard::ExpiredSession | Hazard::BrowserVersionChanged | Hazard::AccountSwitch => {
+            return None;
+        }
+    })
 }

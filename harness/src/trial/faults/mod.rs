@@ -25,7 +25,7 @@ use super::drive::{Strike, Tracked};
 use super::error::TrialError;
 use crate::evidence::{WorkerEnd, WorkerEvidence};
 use crate::plan::{Boundary, FaultPoint, Variant};
-use crate::site::SiteSpec;
+use crate::site::{SiteChange, SiteSpec};
 
 /// One fault: a boundary in one of its variants, or a hazard.
 #[async_trait::async_trait]
@@ -199,6 +199,42 @@ fn unit_of(plan: FaultPlan) -> Option<&'static dyn FaultUnit> {
 /// The reason a site without the fault proxy cannot run a trial that needs it.
 fn needs_fault_proxy(site: &SiteSpec) -> Option<&'static str> {
     (!site.has_fault_proxy()).then_some("needs the fault proxy (the site spec turned it off)")
+}
+
+/// The reason a site whose adapter cannot make `change` ([`Site::can_change`]) cannot run a
+/// trial that needs it, naming the change.
+///
+/// [`Site::can_change`]: crate::site::Site::can_change
+fn needs_change(site: &SiteSpec, change: SiteChange) -> Option<&'static str> {
+    if site.adapter().can_change(change) {
+        return None;
+    }
+    Some(match change {
+        SiteChange::SessionToOtherAccount => {
+            "moves the live session to another account: this site's adapter cannot (Site::can_change(SiteChange::SessionToOtherAccount))"
+        }
+        SiteChange::AccountToOtherTenant => {
+            "moves the account to another tenant under a live session: this site's adapter cannot (Site::can_change(SiteChange::AccountToOtherTenant))"
+        }
+        SiteChange::SwapObject => {
+            "swaps the object behind the scenario's route under a live session: this site's adapter cannot (Site::can_change(SiteChange::SwapObject))"
+        }
+        SiteChange::RotatePassword => {
+            "rotates the account's password and signs its sessions out: this site's adapter cannot (Site::can_change(SiteChange::RotatePassword))"
+        }
+        SiteChange::LoginInterstitial => {
+            "shows a sign-in interstitial before the target: this site's adapter cannot (Site::can_change(SiteChange::LoginInterstitial))"
+        }
+        SiteChange::ConsentInterstitial => {
+            "shows a consent interstitial before the target: this site's adapter cannot (Site::can_change(SiteChange::ConsentInterstitial))"
+        }
+        SiteChange::ApiForOtherTenant => {
+            "makes the site's API answer for another tenant than its pages: this site's adapter cannot (Site::can_change(SiteChange::ApiForOtherTenant))"
+        }
+        SiteChange::StaleTab => {
+            "changes the object after each render of its page: this site's adapter cannot (Site::can_change(SiteChange::StaleTab))"
+        }
+    })
 }
 
 /// The reason a site without a second account cannot run a trial that needs one.
