@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use browser_fault::prelude::*;
 use browser_fault::serde_json::Value;
-use browser_fault::site::Http;
+use browser_fault::site::{ChangeOf, Http, SiteChange};
 
 /// The tracker's path under its origin.
 pub const TRACKER: &str = "/tracker";
@@ -275,6 +275,86 @@ impl Site for Roundup {
     // `is_effect_request` keeps its default: the new issue is the first POST the agent sends
     // after journaling ACTION_SUBMITTED; its sign-in (a POST to the tracker's root) comes
     // before and never takes the fault.
+
+    /// A rotation through the tracker's own API (the test hook `set_password.py`): Roundup
+    /// keeps no tenants, interstitials or stale forms to show.
+    fn can_change(&self, change: SiteChange) -> bool {
+        change == SiteChange::RotatePassword
+    }
+
+    async fn change(&self, change: SiteChange, of: &ChangeOf<'_>) -> Result<(), SiteError> {
+        let new = match (change, of.new_password) {
+            (SiteChange::RotatePassword, Some(new)) => new,
+            _ => return Err(SiteError::Unsupported("make that change")),
+        };
+        // Marked first: a rotation that fails halfway is put back all the same.
+        *lock(&ROTATED) = Some(of.account.username.clone());
+        set_password(&of.account.username, new).await
+    }
+
+    /// Puts back the password a rotation changed (nothing else of a trial lasts: each files
+    /// its issues under its own keys, and every trial signs in with a new profile).
+    async fn reset(&self) -> Result<(), SiteError> {
+        let Some(user) = lock(&ROTATED).take() else {
+            return Ok(());
+        };
+        let Some((_, password)) = [ALICE, BOB].into_iter().find(|(name, _)| *name == user) else {
+            return Ok(());
+        };
+        set_password(&user, &Secret::new(password)).await
+    }
+}
+
+/// The account a rotation changed the password of, until a reset puts it back.
+static ROTATED: Mutex<Option<String>> = Mutex::new(None);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Sets `user`'s password on the tracker and signs out every session of `user`, through
+/// `set_password.py` (Roundup's own API, run with the tracker's Python): the password goes
+/// on its standard input, never on its command line.
+async fn set_password(user: &str, password: &Secret) -> Result<(), SiteError> {
+    use tokio::io::AsyncWriteExt;
+    let server = server()?;
+    let failed = |why: String| SiteError::Reply {
+        url: format!("set_password.py {user}"),
+        why,
+    };
+    let mut child = tokio::process::Command::new(server.dir.join("venv/bin/python"))
+        .arg(apps().join("set_password.py"))
+        .arg(server.dir.join("tracker"))
+        .arg(user)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| failed(format!("could not run: {e}")))?;
+    let mut stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| failed("no standard input".to_owned()))?;
+    stdin
+        .write_all(password.expose().as_bytes())
+        .await
+        .map_err(|e| failed(format!("could not write the password: {e}")))?;
+    drop(stdin);
+    let out = child
+        .wait_with_output()
+        .await
+        .map_err(|e| failed(format!("could not wait: {e}")))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().take(3).collect();
+        return Err(failed(format!(
+            "{}: {}",
+            out.status,
+            tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
+        )));
+    }
+    Ok(())
 }
 
 /// The running tracker of this process.
@@ -285,6 +365,8 @@ pub struct Server {
     /// `serve.sh`: the server stops when its standard input closes, so it never outlives
     /// this process.
     _serve: Mutex<Child>,
+    /// The tracker's folder (`tracker/`, `venv/`), removed with this.
+    dir: PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -413,6 +495,7 @@ fn start() -> Result<Server, RoundupError> {
     Ok(Server {
         origin: format!("http://127.0.0.1:{port}"),
         _serve: Mutex::new(serve),
+        dir: dir.path().to_owned(),
         _dir: dir,
     })
 }
@@ -508,6 +591,37 @@ async fn file_issue_as(w: &mut Worker, effect: &str) -> TaskResult {
         .reconcile(|p, key| p.effect_status(key))
         .run()
         .await
+}
+
+/// Bug zoo, on Roundup: keeps the password it first signed in with in a file of its own and
+/// signs in with it again and again, a refusal never taken as an answer. Caught by
+/// `recover_or_stop_safely` (timed out) at `hazard::credential_rotated`, where the tracker
+/// changed the password and signed the session out; the careful agent is handed the new one.
+pub async fn file_issue_stale_credential(w: &mut Worker) -> TaskResult {
+    let cache = w.profile().path().join("agent-credential-cache");
+    let password = match std::fs::read_to_string(&cache) {
+        Ok(cached) => cached,
+        Err(_) => {
+            let current = w.account().password.expose().to_owned();
+            std::fs::write(&cache, &current).map_err(TaskError::scenario)?;
+            current
+        }
+    };
+    let mut account = w.account().clone();
+    account.password = Secret::new(password);
+    loop {
+        let page = w.open(NEW_ISSUE).await?;
+        if !page.is_sign_in().await? {
+            break;
+        }
+        match page.sign_in(&account).await {
+            Ok(()) => break,
+            // The bug: the refusal is never taken as an answer.
+            Err(TaskError::SafeStop(SafeStop::NotSignedIn)) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    file_issue(w).await
 }
 
 /// Bug zoo, on Roundup: after a lost answer it files the issue again and calls it done.

@@ -17,7 +17,7 @@ use libtest_mimic::Trial as Test;
 
 #[browser_fault(
     at = "all",
-    hazards = ["expired_session", "account_switch", "browser_version_changed"],
+    hazards = ["expired_session", "account_switch", "browser_version_changed", "credential_rotated"],
     site = roundup::roundup_site,
     effects = "Printer on fire",
     timeout = "120s"
@@ -67,6 +67,17 @@ async fn file_issue_trusting(w: &mut Worker) -> TaskResult {
     roundup::file_issue_trusting(w).await
 }
 
+#[browser_fault(
+    at = "after_login",
+    hazards = ["credential_rotated"],
+    site = roundup::roundup_site,
+    effects = "Printer on fire",
+    timeout = "30s"
+)]
+async fn file_issue_stale_credential(w: &mut Worker) -> TaskResult {
+    roundup::file_issue_stale_credential(w).await
+}
+
 /// The faulty agents' trials, and exactly the invariants each must break.
 const CAUGHT: &[(&str, &[Invariant])] = &[
     (
@@ -89,6 +100,10 @@ const CAUGHT: &[(&str, &[Invariant])] = &[
     (
         "file_issue_trusting::hazard::account_switch",
         &[Invariant::NoWrongAccount],
+    ),
+    (
+        "file_issue_stale_credential::hazard::credential_rotated",
+        &[Invariant::RecoverOrStopSafely],
     ),
 ];
 
