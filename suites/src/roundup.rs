@@ -276,20 +276,34 @@ impl Site for Roundup {
     // after journaling ACTION_SUBMITTED; its sign-in (a POST to the tracker's root) comes
     // before and never takes the fault.
 
-    /// A rotation through the tracker's own API (the test hook `set_password.py`): Roundup
-    /// keeps no tenants, interstitials or stale forms to show.
+    /// A rotation and a live account switch, through the tracker's own API (the test hooks
+    /// `set_password.py` and `move_sessions.py`): Roundup keeps no tenants, interstitials or
+    /// stale forms to show, and its new-issue form has no object to swap.
     fn can_change(&self, change: SiteChange) -> bool {
-        change == SiteChange::RotatePassword
+        matches!(
+            change,
+            SiteChange::RotatePassword | SiteChange::SessionToOtherAccount
+        )
     }
 
     async fn change(&self, change: SiteChange, of: &ChangeOf<'_>) -> Result<(), SiteError> {
-        let new = match (change, of.new_password) {
-            (SiteChange::RotatePassword, Some(new)) => new,
-            _ => return Err(SiteError::Unsupported("make that change")),
-        };
-        // Marked first: a rotation that fails halfway is put back all the same.
-        *lock(&ROTATED) = Some(of.account.username.clone());
-        set_password(&of.account.username, new).await
+        match (change, of.new_password, of.other_account) {
+            (SiteChange::RotatePassword, Some(new), _) => {
+                // Marked first: a rotation that fails halfway is put back all the same.
+                *lock(&ROTATED) = Some(of.account.username.clone());
+                set_password(&of.account.username, new).await
+            }
+            // A moved session needs no undoing: every trial signs in with a new profile.
+            (SiteChange::SessionToOtherAccount, _, Some(other)) => {
+                run_hook(
+                    "move_sessions.py",
+                    &[&of.account.username, &other.username],
+                    None,
+                )
+                .await
+            }
+            _ => Err(SiteError::Unsupported("make that change")),
+        }
     }
 
     /// Puts back the password a rotation changed (nothing else of a trial lasts: each files
@@ -316,16 +330,22 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// `set_password.py` (Roundup's own API, run with the tracker's Python): the password goes
 /// on its standard input, never on its command line.
 async fn set_password(user: &str, password: &Secret) -> Result<(), SiteError> {
+    run_hook("set_password.py", &[user], Some(password)).await
+}
+
+/// Runs the test hook `script` of `suites/apps/roundup` on this process's tracker with
+/// `args`, `secret` (if any) on its standard input.
+async fn run_hook(script: &str, args: &[&str], secret: Option<&Secret>) -> Result<(), SiteError> {
     use tokio::io::AsyncWriteExt;
     let server = server()?;
     let failed = |why: String| SiteError::Reply {
-        url: format!("set_password.py {user}"),
+        url: format!("{script} {}", args.join(" ")),
         why,
     };
     let mut child = tokio::process::Command::new(server.dir.join("venv/bin/python"))
-        .arg(apps().join("set_password.py"))
+        .arg(apps().join(script))
         .arg(server.dir.join("tracker"))
-        .arg(user)
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -336,10 +356,12 @@ async fn set_password(user: &str, password: &Secret) -> Result<(), SiteError> {
         .stdin
         .take()
         .ok_or_else(|| failed("no standard input".to_owned()))?;
-    stdin
-        .write_all(password.expose().as_bytes())
-        .await
-        .map_err(|e| failed(format!("could not write the password: {e}")))?;
+    if let Some(secret) = secret {
+        stdin
+            .write_all(secret.expose().as_bytes())
+            .await
+            .map_err(|e| failed(format!("could not write its standard input: {e}")))?;
+    }
     drop(stdin);
     let out = child
         .wait_with_output()

@@ -57,7 +57,7 @@ async fn file_issue_with_password(w: &mut Worker) -> TaskResult {
 }
 
 #[browser_fault(
-    at = "after_target_verified",
+    at = ["after_target_verified", "after_login"],
     hazards = ["account_switch"],
     site = roundup::roundup_site,
     effects = "Printer on fire",
@@ -99,6 +99,10 @@ const CAUGHT: &[(&str, &[Invariant])] = &[
     ),
     (
         "file_issue_trusting::hazard::account_switch",
+        &[Invariant::NoWrongAccount],
+    ),
+    (
+        "file_issue_trusting::after_login::live_account_switch",
         &[Invariant::NoWrongAccount],
     ),
     (
