@@ -107,6 +107,16 @@ impl RemoteEndpoint {
         }
     }
 
+    /// Whether session `id` answers a command (`GET /session/{id}/url` succeeds): it is live
+    /// and holds its browser, whatever a grid's slots say.
+    pub(crate) async fn answers_commands(&self, id: &str) -> bool {
+        self.client
+            .get(format!("{}/session/{id}/url", self.url))
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success())
+    }
+
     /// Ends session `id` (`DELETE /session/{id}`), then waits until the endpoint proves it
     /// gone ([`SessionState::Gone`]) or `within` passes. Ending a session that is already
     /// gone is not an error. Returns the last state seen.

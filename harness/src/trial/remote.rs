@@ -35,13 +35,22 @@ pub(crate) async fn end_sessions(journal: &Journal, run_id: &str, incarnation: O
 
 /// The incarnations whose journaled remote sessions the endpoint does not prove gone (one
 /// entry per session; unreachable counts as open).
+///
+/// A session that still answers commands is open at once. One that does not, but is not
+/// proven gone yet, is waited on (at most [`END_WITHIN`]): a Selenium Grid frees a deleted
+/// session's slot after the delete has returned, so right after a worker quit its session
+/// the hub's `/status` may still list it, the longer the more loaded the machine (CI caught
+/// worker 2's session so, beside a second matrix).
 pub(crate) async fn open_sessions(journal: &Journal, run_id: &str) -> Vec<u32> {
     let mut open = Vec::new();
     for record in journal.browser_sessions(run_id).unwrap_or_default() {
         if let Some(remote) = record.remote {
-            let state = RemoteEndpoint::new(&remote.endpoint)
-                .session_state(&remote.session_id)
-                .await;
+            let endpoint = RemoteEndpoint::new(&remote.endpoint);
+            let state = if endpoint.answers_commands(&remote.session_id).await {
+                SessionState::Live
+            } else {
+                endpoint.wait_gone(&remote.session_id, END_WITHIN).await
+            };
             if state != SessionState::Gone {
                 open.push(record.incarnation);
             }
