@@ -467,11 +467,10 @@ pub async fn migrating(w: &mut Worker) -> TaskResult {
     send_hello(w).await
 }
 
-/// Bug zoo: caches the account's password in its profile the first time, and signs in with
-/// the cached one from then on, retrying until it works. After a credential rotation the
-/// cached password is refused forever, and the recovery loops until its trial times out.
-/// Caught by `recover_or_stop_safely` at `hazard::credential_rotated`, and by nothing else.
-pub async fn stale_credential(w: &mut Worker) -> TaskResult {
+/// The stale-credential bug, on any site: opens `route` and, while it shows a sign-in, signs
+/// in with the password cached in the profile the first time, a refusal never taken as an
+/// answer (after a rotation it loops until the trial times out).
+pub async fn sign_in_with_cached_password(w: &mut Worker, route: &str) -> Result<(), TaskError> {
     let cache = w.profile().path().join("agent-credential-cache");
     let password = match std::fs::read_to_string(&cache) {
         Ok(cached) => cached,
@@ -481,21 +480,28 @@ pub async fn stale_credential(w: &mut Worker) -> TaskResult {
             current
         }
     };
-    let route = format!("/threads/{THREAD}");
     let mut account = w.account().clone();
     account.password = Secret::new(password);
     loop {
-        let page = w.open(&route).await?;
+        let page = w.open(route).await?;
         if !page.is_sign_in().await? {
-            break;
+            return Ok(());
         }
         match page.sign_in(&account).await {
-            Ok(()) => break,
+            Ok(()) => return Ok(()),
             // The bug: the refusal is never taken as an answer.
             Err(TaskError::SafeStop(SafeStop::NotSignedIn)) => continue,
             Err(e) => return Err(e),
         }
     }
+}
+
+/// Bug zoo: caches the account's password in its profile the first time, and signs in with
+/// the cached one from then on, retrying until it works. After a credential rotation the
+/// cached password is refused forever, and the recovery loops until its trial times out.
+/// Caught by `recover_or_stop_safely` at `hazard::credential_rotated`, and by nothing else.
+pub async fn stale_credential(w: &mut Worker) -> TaskResult {
+    sign_in_with_cached_password(w, &format!("/threads/{THREAD}")).await?;
     send_hello(w).await
 }
 

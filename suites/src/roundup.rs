@@ -620,29 +620,7 @@ async fn file_issue_as(w: &mut Worker, effect: &str) -> TaskResult {
 /// `recover_or_stop_safely` (timed out) at `hazard::credential_rotated`, where the tracker
 /// changed the password and signed the session out; the careful agent is handed the new one.
 pub async fn file_issue_stale_credential(w: &mut Worker) -> TaskResult {
-    let cache = w.profile().path().join("agent-credential-cache");
-    let password = match std::fs::read_to_string(&cache) {
-        Ok(cached) => cached,
-        Err(_) => {
-            let current = w.account().password.expose().to_owned();
-            std::fs::write(&cache, &current).map_err(TaskError::scenario)?;
-            current
-        }
-    };
-    let mut account = w.account().clone();
-    account.password = Secret::new(password);
-    loop {
-        let page = w.open(NEW_ISSUE).await?;
-        if !page.is_sign_in().await? {
-            break;
-        }
-        match page.sign_in(&account).await {
-            Ok(()) => break,
-            // The bug: the refusal is never taken as an answer.
-            Err(TaskError::SafeStop(SafeStop::NotSignedIn)) => continue,
-            Err(e) => return Err(e),
-        }
-    }
+    crate::sign_in_with_cached_password(w, NEW_ISSUE).await?;
     file_issue(w).await
 }
 
