@@ -123,6 +123,7 @@ pub mod runner;
 mod scenario;
 pub mod site;
 mod startgate;
+mod tls;
 pub mod trial;
 pub mod worker;
 mod worker_role;
@@ -228,8 +229,8 @@ pub mod _internal {
     /// The fault proxy.
     pub mod proxy {
         pub use crate::proxy::{
-            EffectFault, EffectMatcher, Exchange, ExchangeObserver, FaultProxy, ProxiedRequest,
-            SecretKind, SignInPredicate,
+            DeclaredOrigin, EffectFault, EffectMatcher, Exchange, ExchangeObserver, FaultProxy,
+            ProxiedRequest, SecretKind, SignInPredicate, Upstreams,
         };
     }
     /// A worker outside any trial.

@@ -36,6 +36,16 @@ impl AdminFixture {
         }
     }
 
+    /// The adapter of the shared site served over HTTPS by `front`: its ledger read there.
+    pub fn over(front: &crate::https_front::HttpsFront) -> Self {
+        AdminFixture {
+            inner: Fixture::new()
+                .with_http(front.http())
+                .with_ledger_url(front.ledger_url()),
+            changes: &[],
+        }
+    }
+
     /// The adapter able to make `changes` ([`Site::can_change`]).
     pub fn with_changes(mut self, changes: &'static [SiteChange]) -> Self {
         self.changes = changes;

@@ -10,6 +10,7 @@ use browser_fault::prelude::*;
 pub mod admin_site;
 pub mod command_agent;
 pub mod grid;
+pub mod https_front;
 pub mod node_agent;
 pub mod own_cdp;
 pub mod own_client;

@@ -9,6 +9,7 @@
 use browser_fault::prelude::*;
 use browser_fault::site::SiteChange;
 use browser_fault_suites::admin_site::AdminFixture;
+use browser_fault_suites::https_front::{HOST, https_front};
 use browser_fault_suites::{demo_account, shared_fixture_site};
 
 fn external_site() -> SiteSpec {
@@ -31,6 +32,20 @@ fn admin_site() -> SiteSpec {
     .with_secrets(site.secrets())
 }
 
+/// The same site served over HTTPS under a real-looking name (`https_front`): the fault
+/// proxy resolves the name to 127.0.0.1, checks the site's certificate against the front's
+/// authority, and intercepts the browsers' TLS with an authority of its own, so every
+/// network fault strikes as over plain HTTP.
+fn https_site() -> SiteSpec {
+    let front = https_front();
+    let site = shared_fixture_site();
+    SiteSpec::new(front.origin(), AdminFixture::over(front), demo_account(0))
+        .resolve(HOST, front.ip())
+        .trust_root_pem(front.ca_pem())
+        .other_account(demo_account(1))
+        .with_secrets(site.secrets())
+}
+
 #[browser_fault(at = "all", site = external_site, effects = "42")]
 async fn send_external(w: &mut Worker) -> TaskResult {
     browser_fault_suites::send_hello(w).await
@@ -38,6 +53,11 @@ async fn send_external(w: &mut Worker) -> TaskResult {
 
 #[browser_fault(at = "after_login", hazards = "all", site = admin_site, effects = "42")]
 async fn send_admin(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::send_hello(w).await
+}
+
+#[browser_fault(at = "all", hazards = ["expired_session"], site = https_site, effects = "42")]
+async fn send_https(w: &mut Worker) -> TaskResult {
     browser_fault_suites::send_hello(w).await
 }
 

@@ -36,10 +36,13 @@
 //! another connection (seen with Chromium 156), so a closed connection would let a "lost"
 //! effect land after all, or twice.
 
+mod intercept;
 mod secrets;
 mod serve;
+mod upstreams;
 
 pub use secrets::{SecretKind, SignInPredicate};
+pub use upstreams::{DeclaredOrigin, Upstreams};
 
 use std::collections::HashSet;
 use std::fmt;
@@ -52,6 +55,7 @@ use std::time::{Duration, Instant};
 
 use http_body_util::combinators::BoxBody;
 use hyper::body::Bytes;
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioTimer;
@@ -59,6 +63,8 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::tls::Resolver;
+use intercept::Interception;
 use secrets::SecretWatch;
 use serve::{accept_loop, lock};
 
@@ -243,9 +249,15 @@ impl fmt::Debug for FaultProxy {
 }
 
 impl FaultProxy {
-    /// Binds 127.0.0.1 on an ephemeral port and starts serving. Must be called inside a
-    /// Tokio runtime (an error otherwise).
+    /// Binds 127.0.0.1 on an ephemeral port and starts serving, forwarding to loopback
+    /// only. Must be called inside a Tokio runtime (an error otherwise).
     pub fn start() -> io::Result<FaultProxy> {
+        FaultProxy::start_with(Upstreams::default())
+    }
+
+    /// [`FaultProxy::start`], forwarding to the declared `upstreams` too and intercepting
+    /// the HTTPS ones (with an authority of its own, made now).
+    pub fn start_with(upstreams: Upstreams) -> io::Result<FaultProxy> {
         tokio::runtime::Handle::try_current()
             .map_err(|_| io::Error::other("FaultProxy::start needs a Tokio runtime"))?;
         let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
@@ -255,8 +267,13 @@ impl FaultProxy {
 
         let conns = Tasks::default();
         let client_tasks = Tasks::default();
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
+        let connector = crate::tls::connector(upstreams.roots(), upstreams.names().clone())
+            .map_err(io::Error::other)?;
+        let interception = if upstreams.intercepts_any() {
+            Some(Interception::new().map_err(io::Error::other)?)
+        } else {
+            None
+        };
         let client = Client::builder(TrackedExecutor(client_tasks.clone()))
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(POOL_IDLE)
@@ -265,6 +282,8 @@ impl FaultProxy {
         let shared = Arc::new(Shared {
             addr,
             client,
+            upstreams,
+            interception,
             arm: watch::Sender::new(ArmState::default()),
             release: watch::Sender::new(0),
             late: watch::Sender::new(LateState::default()),
@@ -299,6 +318,23 @@ impl FaultProxy {
     /// `http://127.0.0.1:PORT`, the value for Chromium's `--proxy-server`.
     pub fn proxy_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The value of Chromium's `--ignore-certificate-errors-spki-list` for a browser that
+    /// must accept this proxy's certificates for the HTTPS origins it intercepts; `None`
+    /// when it intercepts none.
+    pub fn trusted_spki(&self) -> Option<&str> {
+        self.shared
+            .interception
+            .as_ref()
+            .map(Interception::spki_list)
+    }
+
+    /// The certificate (DER) of the authority that signs this proxy's certificates for the
+    /// HTTPS origins it intercepts, for a client that trusts it by the usual means.
+    pub fn ca_certificate(&self) -> Option<Vec<u8>> {
+        let interception = self.shared.interception.as_ref()?;
+        Some(interception.ca_der().to_vec())
     }
 
     /// Arms `fault` for the first request `matcher` picks from now on, replacing an arm no
@@ -372,14 +408,9 @@ impl FaultProxy {
     /// [`FaultProxy::add_secret`]; cookie values are added as the proxy sees them. Only the
     /// first call takes effect.
     pub fn watch_secrets(&self, origin: &str, is_sign_in: SignInPredicate) {
-        let authority = origin
-            .split_once("://")
-            .map_or(origin, |(_, rest)| rest)
-            .trim_end_matches('/');
-        let authority = if authority.contains(':') {
-            authority.to_owned()
-        } else {
-            format!("{authority}:80")
+        let authority = match DeclaredOrigin::parse(origin) {
+            Ok(origin) => origin.authority(),
+            Err(_) => origin.to_owned(),
         };
         let _ = self
             .shared
@@ -478,7 +509,9 @@ struct Cookies {
 /// What the accept loop, the connections and the handle share.
 struct Shared {
     addr: SocketAddr,
-    client: Client<HttpConnector, Body>,
+    client: Client<HttpsConnector<HttpConnector<Resolver>>, Body>,
+    upstreams: Upstreams,
+    interception: Option<Interception>,
     arm: watch::Sender<ArmState>,
     release: watch::Sender<u64>,
     late: watch::Sender<LateState>,

@@ -77,13 +77,14 @@ impl Shared {
         record: &Record<'_>,
     ) -> Result<Response<Body>, std::convert::Infallible> {
         let uri = req.uri();
-        let (Some(host), true) = (uri.host(), uri.scheme_str() == Some("http")) else {
+        let https = uri.scheme_str() == Some("https");
+        let (Some(host), true) = (uri.host(), https || uri.scheme_str() == Some("http")) else {
             return Ok(plain(
                 StatusCode::BAD_REQUEST,
                 "browser-fault proxy: expected an absolute http:// request target\n",
             ));
         };
-        let port = uri.port_u16().unwrap_or(80);
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
         let scan = self.secrets.get().map(|watch| {
             let path_and_query = uri.path_and_query().map_or("/", |p| p.as_str());
             let scan = watch.scan_head(
@@ -223,8 +224,9 @@ impl Shared {
         lost_on_the_wire()
     }
 
-    /// Tunnels a CONNECT to a loopback target.
-    async fn connect(&self, req: Request<Incoming>) -> Response<Body> {
+    /// Tunnels a CONNECT to a loopback target, or intercepts one to a declared HTTPS
+    /// origin.
+    async fn connect(self: &Arc<Self>, req: Request<Incoming>) -> Response<Body> {
         let authority = req.uri().authority().cloned();
         let target = authority.as_ref().map_or("", |a| a.as_str());
         let mut record = Record::new(&self.log, "CONNECT", target);
@@ -234,7 +236,7 @@ impl Shared {
     }
 
     async fn open_tunnel(
-        &self,
+        self: &Arc<Self>,
         req: Request<Incoming>,
         authority: Option<hyper::http::uri::Authority>,
     ) -> Response<Body> {
@@ -249,6 +251,18 @@ impl Shared {
         };
         if let Some(refusal) = self.refuse_target(host, port) {
             return refusal;
+        }
+        if let (Some(interception), Some(origin)) = (
+            &self.interception,
+            self.upstreams.declared(host, port).filter(|o| o.https),
+        ) {
+            return match interception.acceptor(&origin.host) {
+                Ok(acceptor) => self.intercept(req, acceptor, origin.authority()),
+                Err(why) => plain_owned(
+                    StatusCode::BAD_GATEWAY,
+                    format!("browser-fault proxy: cannot intercept {why}\n"),
+                ),
+            };
         }
         let bare = host.trim_start_matches('[').trim_end_matches(']');
         let Ok(mut upstream) = TcpStream::connect((bare, port)).await else {
@@ -273,6 +287,55 @@ impl Shared {
         Response::new(empty())
     }
 
+    /// Answers the CONNECT with `200` and then, on the connection it hands over, speaks TLS
+    /// as `authority` with a certificate of its own authority, and serves the requests that
+    /// come through as it serves plain ones (faults, cookies, secrets), forwarding each to
+    /// the origin over TLS.
+    fn intercept(
+        self: &Arc<Self>,
+        req: Request<Incoming>,
+        acceptor: tokio_rustls::TlsAcceptor,
+        authority: String,
+    ) -> Response<Body> {
+        let shared = self.clone();
+        let mut shutdown = self.shutdown.clone();
+        self.tunnels.spawn(async move {
+            let Ok(upgraded) = hyper::upgrade::on(req).await else {
+                return;
+            };
+            let tls = tokio::select! {
+                tls = acceptor.accept(TokioIo::new(upgraded)) => match tls {
+                    Ok(tls) => tls,
+                    // A browser that does not trust the certificate hangs up here.
+                    Err(_) => return,
+                },
+                _ = stopped(&mut shutdown) => return,
+            };
+            let service = service_fn(move |req: Request<Incoming>| {
+                let shared = shared.clone();
+                let authority = authority.clone();
+                async move {
+                    match absolute(req, &authority) {
+                        Some(req) => shared.handle(req).await,
+                        None => Ok(plain(
+                            StatusCode::BAD_REQUEST,
+                            "browser-fault proxy: a malformed request target\n",
+                        )),
+                    }
+                }
+            });
+            let conn = http1::Builder::new()
+                .keep_alive(true)
+                .serve_connection(TokioIo::new(tls), service)
+                .with_upgrades();
+            tokio::select! {
+                _ = conn => {}
+                _ = stopped(&mut shutdown) => {}
+            }
+        });
+        Response::new(empty())
+    }
+
     /// The answer for a target the proxy will not forward to, if it is one.
     fn refuse_target(&self, host: &str, port: u16) -> Option<Response<Body>> {
         let bare = host
@@ -281,10 +344,15 @@ impl Shared {
             .unwrap_or(host);
         let ip = bare.parse::<IpAddr>().ok();
         let localhost = bare.eq_ignore_ascii_case("localhost");
-        if !localhost && !ip.is_some_and(|ip| ip.is_loopback()) {
-            return Some(plain(
+        let loopback = localhost || ip.is_some_and(|ip| ip.is_loopback());
+        if !loopback && self.upstreams.declared(host, port).is_none() {
+            return Some(plain_owned(
                 StatusCode::FORBIDDEN,
-                "browser-fault proxy: only forwards to loopback (127.0.0.1, ::1, localhost)\n",
+                format!(
+                    "browser-fault proxy: refuses {host}:{port}, which is neither loopback \
+                     (127.0.0.1, ::1, localhost) nor an origin the site spec declares \
+                     (SiteSpec::declare_origin)\n"
+                ),
             ));
         }
         if port == self.addr.port() && (localhost || ip == Some(self.addr.ip())) {
@@ -424,12 +492,31 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
+/// A request that came through an intercepted connection, in origin form (`GET /x`), with
+/// the absolute `https://authority/x` target a plain proxied request has; `None` for a
+/// target that cannot be made absolute.
+fn absolute(req: Request<Incoming>, authority: &str) -> Option<Request<Incoming>> {
+    let (mut parts, body) = req.into_parts();
+    let path_and_query = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let uri = hyper::Uri::builder()
+        .scheme("https")
+        .authority(authority)
+        .path_and_query(path_and_query)
+        .build();
+    parts.uri = uri.ok()?;
+    Some(Request::from_parts(parts, body))
+}
+
 fn plain(status: StatusCode, body: &'static str) -> Response<Body> {
-    let mut response = Response::new(
-        Full::new(Bytes::from_static(body.as_bytes()))
-            .map_err(|never| match never {})
-            .boxed(),
-    );
+    plain_bytes(status, Bytes::from_static(body.as_bytes()))
+}
+
+fn plain_owned(status: StatusCode, body: String) -> Response<Body> {
+    plain_bytes(status, Bytes::from(body))
+}
+
+fn plain_bytes(status: StatusCode, body: Bytes) -> Response<Body> {
+    let mut response = Response::new(Full::new(body).map_err(|never| match never {}).boxed());
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,

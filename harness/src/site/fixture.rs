@@ -36,6 +36,13 @@ impl Fixture {
         self
     }
 
+    /// The adapter reading the ledger with `http` (a site reached over HTTPS under a name
+    /// of its own: [`Http::resolve`], [`Http::trust_root_pem`]).
+    pub fn with_http(mut self, http: Http) -> Self {
+        self.http = http;
+        self
+    }
+
     /// The bundled site's answer to a send, read as a confirm step must read it: a side
     /// effect's `.confirm(Fixture::observe_sent)` on the bundled site. `Ok` only for the
     /// message carrying `key` (`[data-sent-key]`); [`SafeStop::StaleTarget`] for the stale

@@ -40,8 +40,20 @@ pub struct SiteSpec {
     pub(crate) other_account: Option<Account>,
     pub(crate) secrets: Vec<String>,
     pub(crate) fault_proxy: bool,
+    /// The reach of the fault proxy beyond the site's own origin ([`SiteSpec::declare_origin`],
+    /// [`SiteSpec::resolve`], [`SiteSpec::trust_root_pem`]).
+    pub(crate) reach: Reach,
     /// What stops a site the suite started, run once when the runner's process ends.
     pub(crate) stop: Option<SiteStop>,
+}
+
+/// What a site spec declares about the origins its browsers reach, as given: checked when
+/// a trial starts, so a wrong one is that trial's typed error.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Reach {
+    pub(crate) origins: Vec<String>,
+    pub(crate) names: Vec<(String, std::net::IpAddr)>,
+    pub(crate) roots_pem: Vec<String>,
 }
 
 /// The stop of a site the suite started ([`SiteSpec::stopped_by`]): its closure's type names
@@ -112,6 +124,7 @@ impl SiteSpec {
             other_account: None,
             secrets: Vec::new(),
             fault_proxy: false,
+            reach: Reach::default(),
             stop: None,
         }
     }
@@ -149,6 +162,7 @@ impl SiteSpec {
             other_account: None,
             secrets,
             fault_proxy: true,
+            reach: Reach::default(),
             stop: None,
         }
     }
@@ -182,6 +196,41 @@ impl SiteSpec {
     /// browsers held are found and added by the harness itself.
     pub fn with_secrets(mut self, more: impl IntoIterator<Item = String>) -> Self {
         self.secrets.extend(more);
+        self
+    }
+
+    /// Lets the browsers reach `origin` (`scheme://host[:port]`) too, beside the site's own:
+    /// a sign-in service, an API or an asset host the site's pages use. The fault proxy
+    /// forwards to loopback and to the declared origins only (the site's own is always
+    /// declared); a request anywhere else is answered `403` with a message naming it. An
+    /// `https` origin, the site's own included, is intercepted: the proxy speaks TLS to the
+    /// browser with a certificate of an authority it makes for the trial (Chromium trusts
+    /// it by its key's hash; nothing is installed anywhere) and to the site with the
+    /// site's own, so every network fault and the cookie expiry work as over `http`. A
+    /// malformed origin fails each trial with [`SiteError::Spec`].
+    pub fn declare_origin(mut self, origin: impl Into<String>) -> Self {
+        self.reach.origins.push(origin.into());
+        self
+    }
+
+    /// Has the fault proxy resolve `host` to `ip` instead of asking the system, as Chromium's
+    /// `--host-resolver-rules` or curl's `--resolve` would: a site on loopback under its
+    /// real name (`https://shop.example.test:8443` served on 127.0.0.1). The origin's port
+    /// is used. Give the adapter's [`Http`] the same with [`Http::resolve`].
+    pub fn resolve(mut self, host: impl Into<String>, ip: std::net::IpAddr) -> Self {
+        self.reach
+            .names
+            .push((host.into().to_ascii_lowercase(), ip));
+        self
+    }
+
+    /// Has the fault proxy trust the certificates of `pem` (`-----BEGIN CERTIFICATE-----`
+    /// blocks) as roots beside the system's when it checks an `https` site's certificate:
+    /// for a site whose certificate its own authority signed. Text without a certificate
+    /// fails each trial with [`SiteError::Spec`]. Give the adapter's [`Http`] the same with
+    /// [`Http::trust_root_pem`].
+    pub fn trust_root_pem(mut self, pem: impl Into<String>) -> Self {
+        self.reach.roots_pem.push(pem.into());
         self
     }
 

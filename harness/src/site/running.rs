@@ -7,7 +7,9 @@ use std::time::Duration;
 use super::{ChangeOf, RemoteEffect, Site, SiteChange, SiteError, SiteKind, SiteSpec};
 use crate::network_marks::{self, Mark};
 use crate::plan::Hazard;
-use crate::proxy::{EffectFault, EffectMatcher, Exchange, FaultProxy, SecretKind};
+use crate::proxy::{
+    DeclaredOrigin, EffectFault, EffectMatcher, Exchange, FaultProxy, SecretKind, Upstreams,
+};
 use crate::worker::{Account, Secret};
 
 /// A mutex's value, whatever a panicking holder left (every value here is whole at each
@@ -85,6 +87,26 @@ fn fixture_hazard(h: Hazard) -> Option<browser_fault_fixtures::SiteHazard> {
     })
 }
 
+/// What the fault proxy of a user's site at `origin` may reach: the site's own origin and
+/// the spec's declared ones, resolved and trusted as the spec says.
+fn upstreams(reach: &super::Reach, origin: &str) -> Result<Upstreams, SiteError> {
+    let mut upstreams = Upstreams::default();
+    for origin in std::iter::once(origin).chain(reach.origins.iter().map(String::as_str)) {
+        upstreams = upstreams.declare(DeclaredOrigin::parse(origin).map_err(SiteError::Spec)?);
+    }
+    for (host, ip) in &reach.names {
+        upstreams = upstreams.resolve(host, *ip);
+    }
+    for pem in &reach.roots_pem {
+        let certs = crate::tls::certificates_from_pem(pem)
+            .map_err(|why| SiteError::Spec(format!("a root given to trust_root_pem is {why}")))?;
+        for cert in certs {
+            upstreams = upstreams.trust_root(cert);
+        }
+    }
+    Ok(upstreams)
+}
+
 /// How often, and after what pauses, a failed ledger read is tried again.
 const LEDGER_RETRIES: [Duration; 3] = [
     Duration::from_millis(100),
@@ -105,24 +127,25 @@ impl RunningSite {
                         source: Box::new(e),
                     })?,
             ),
-            SiteKind::External { origin } => Running::External {
-                origin: {
-                    let origin = origin.resolve()?;
-                    // Reached: its stop runs when the runner ends.
-                    if let Some(stop) = &spec.stop {
-                        stop.arm();
-                    }
-                    origin
-                },
-                proxy: if spec.fault_proxy {
-                    Some(FaultProxy::start().map_err(|e| SiteError::Unreachable {
-                        url: "the fault proxy on 127.0.0.1".to_owned(),
-                        source: Box::new(e),
-                    })?)
+            SiteKind::External { origin } => {
+                let origin = origin.resolve()?;
+                // Reached: its stop runs when the runner ends.
+                if let Some(stop) = &spec.stop {
+                    stop.arm();
+                }
+                let proxy = if spec.fault_proxy {
+                    let upstreams = upstreams(&spec.reach, &origin)?;
+                    Some(
+                        FaultProxy::start_with(upstreams).map_err(|e| SiteError::Unreachable {
+                            url: "the fault proxy on 127.0.0.1".to_owned(),
+                            source: Box::new(e),
+                        })?,
+                    )
                 } else {
                     None
-                },
-            },
+                };
+                Running::External { origin, proxy }
+            }
         };
         #[cfg(feature = "fixture-site")]
         let reader = match &kind {
@@ -174,6 +197,20 @@ impl RunningSite {
     /// The proxy the browsers must go through, if the site has one.
     pub(crate) fn proxy_url(&self) -> Option<String> {
         self.watching_proxy().map(FaultProxy::proxy_url)
+    }
+
+    /// What the browsers must be told to trust of the proxy's own certificates
+    /// (`--ignore-certificate-errors-spki-list`), if it intercepts an HTTPS origin.
+    pub(crate) fn proxy_trust(&self) -> Option<String> {
+        self.watching_proxy()
+            .and_then(FaultProxy::trusted_spki)
+            .map(str::to_owned)
+    }
+
+    /// Whether a browser reaches the site only through its proxy: the proxy intercepts its
+    /// HTTPS or resolves its host name, which a browser of its own could not do alike.
+    pub(crate) fn reached_only_through_proxy(&self) -> bool {
+        self.proxy_trust().is_some() || !self.spec.reach.names.is_empty()
     }
 
     /// The proxy between the browsers and the site: the fixture's reader, or the fault

@@ -149,6 +149,7 @@ impl<'a> Engine<'a> {
             lease_ttl: settings.lease_ttl,
             webdriver_url: settings.webdriver_url.clone(),
             proxy: site.proxy_url(),
+            proxy_trust: site.proxy_trust(),
             own_process_group: true,
             fast_first_navigation: settings.fast_first_navigation,
             start_gate: false,

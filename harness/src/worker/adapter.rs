@@ -169,6 +169,10 @@ pub enum SiteError {
         /// What was wrong with it.
         why: String,
     },
+    /// The site spec declares something that cannot be (a malformed origin, a root
+    /// certificate that is not one).
+    #[error("the site spec is wrong: {0}")]
+    Spec(String),
     /// The adapter cannot do this here (e.g. read the ledger inside a worker process).
     #[error("the site adapter cannot {0}")]
     Unsupported(&'static str),

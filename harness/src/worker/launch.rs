@@ -45,6 +45,11 @@ impl Worker {
             // Chromium goes straight to loopback unless told otherwise (`<-loopback>`).
             extra_args.push(format!("--proxy-server={proxy}"));
             extra_args.push("--proxy-bypass-list=<-loopback>".to_owned());
+            if let Some(spki) = &spec.proxy_trust {
+                // The proxy's certificates for the HTTPS origins it intercepts, and only
+                // those: trusted by their keys' hashes, for this browser alone.
+                extra_args.push(format!("--ignore-certificate-errors-spki-list={spki}"));
+            }
         }
         let options = BrowserOptions {
             extra_args,

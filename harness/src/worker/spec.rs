@@ -51,6 +51,10 @@ pub struct WorkerSpec {
     /// The fault proxy the browser's requests go through (`http://127.0.0.1:PORT`), loopback
     /// included; `None`: straight to the site.
     pub proxy: Option<String>,
+    /// What of the proxy's own certificates the browser trusts: the value of Chromium's
+    /// `--ignore-certificate-errors-spki-list` (the proxy intercepts an HTTPS origin).
+    #[serde(default)]
+    pub proxy_trust: Option<String>,
     /// Whether chromedriver gets a process group of its own (off for `kill`-mode worker
     /// processes, whose whole group dies together).
     pub own_process_group: bool,
@@ -105,6 +109,7 @@ impl WorkerSpec {
             lease_ttl: Duration::from_secs(120),
             webdriver_url: None,
             proxy: None,
+            proxy_trust: None,
             own_process_group: true,
             fast_first_navigation: true,
             start_gate: false,

@@ -74,7 +74,13 @@ async fn browsers_sign_in(e: &UnitCtx<'_, '_>) -> Result<Vec<String>, String> {
     spec.tmp_dir = e.root.join("tmp-switch");
     spec.account = other.clone();
     spec.armed = None;
-    spec.proxy = None;
+    // Straight to the site, so the proxy's log and marks stay the trial's own workers';
+    // through it only where nothing else reaches the site (its HTTPS intercepted, its
+    // name resolved by the proxy).
+    if !site.reached_only_through_proxy() {
+        spec.proxy = None;
+        spec.proxy_trust = None;
+    }
     spec.evidence_dir = None;
     let mut worker = Worker::start_standalone(spec.clone(), site.adapter())
         .await
