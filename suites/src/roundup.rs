@@ -19,6 +19,8 @@ use browser_fault::prelude::*;
 use browser_fault::serde_json::Value;
 use browser_fault::site::{ChangeOf, Http, SiteChange};
 
+use crate::https_front::{Authority, BoundFront, HttpsFront};
+
 /// The tracker's path under its origin.
 pub const TRACKER: &str = "/tracker";
 /// The route of the new-issue form, with the priority preselected (Roundup requires one).
@@ -39,9 +41,29 @@ fn account((name, password): (&str, &str)) -> Account {
     }
 }
 
+/// Which tracker of this process an adapter drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Tracker {
+    /// [`server`]: `http://127.0.0.1:PORT`.
+    #[default]
+    Plain,
+    /// [`https_server`]: `https://tracker.example.test:PORT` behind a TLS front.
+    Https,
+}
+
+impl Tracker {
+    fn server(self) -> Result<&'static Server, SiteError> {
+        match self {
+            Tracker::Plain => server(),
+            Tracker::Https => https_server(),
+        }
+    }
+}
+
 /// The Roundup tracker as a [`Site`].
 #[derive(Debug, Default)]
 pub struct Roundup {
+    tracker: Tracker,
     http: Http,
     /// The text of every note read so far, by message id: a note never changes, so each is
     /// fetched once (the REST collection gives a link to its content, not the content).
@@ -49,6 +71,15 @@ pub struct Roundup {
 }
 
 impl Roundup {
+    /// The adapter of the tracker served over HTTPS: its ledger read through the front.
+    pub fn over_https() -> Roundup {
+        Roundup {
+            tracker: Tracker::Https,
+            http: https_authority().http(),
+            notes: Mutex::default(),
+        }
+    }
+
     /// The text of every note of the issues in `issues` (a REST issue collection with
     /// their `messages`), fetching only those not read before.
     async fn notes(
@@ -220,7 +251,7 @@ impl Site for Roundup {
     }
 
     async fn ledger(&self) -> Result<Vec<RemoteEffect>, SiteError> {
-        let origin = server()?.origin.clone();
+        let origin = self.tracker.server()?.origin.clone();
         let url =
             format!("{origin}{TRACKER}/rest/data/issue?@fields=title,creator,messages&@verbose=2");
         let body: Value = self
@@ -291,11 +322,12 @@ impl Site for Roundup {
             (SiteChange::RotatePassword, Some(new), _) => {
                 // Marked first: a rotation that fails halfway is put back all the same.
                 *lock(&ROTATED) = Some(of.account.username.clone());
-                set_password(&of.account.username, new).await
+                set_password(self.tracker, &of.account.username, new).await
             }
             // A moved session needs no undoing: every trial signs in with a new profile.
             (SiteChange::SessionToOtherAccount, _, Some(other)) => {
                 run_hook(
+                    self.tracker,
                     "move_sessions.py",
                     &[&of.account.username, &other.username],
                     None,
@@ -315,7 +347,7 @@ impl Site for Roundup {
         let Some((_, password)) = [ALICE, BOB].into_iter().find(|(name, _)| *name == user) else {
             return Ok(());
         };
-        set_password(&user, &Secret::new(password)).await
+        set_password(self.tracker, &user, &Secret::new(password)).await
     }
 }
 
@@ -329,15 +361,20 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Sets `user`'s password on the tracker and signs out every session of `user`, through
 /// `set_password.py` (Roundup's own API, run with the tracker's Python): the password goes
 /// on its standard input, never on its command line.
-async fn set_password(user: &str, password: &Secret) -> Result<(), SiteError> {
-    run_hook("set_password.py", &[user], Some(password)).await
+async fn set_password(tracker: Tracker, user: &str, password: &Secret) -> Result<(), SiteError> {
+    run_hook(tracker, "set_password.py", &[user], Some(password)).await
 }
 
 /// Runs the test hook `script` of `suites/apps/roundup` on this process's tracker with
 /// `args`, `secret` (if any) on its standard input.
-async fn run_hook(script: &str, args: &[&str], secret: Option<&Secret>) -> Result<(), SiteError> {
+async fn run_hook(
+    tracker: Tracker,
+    script: &str,
+    args: &[&str],
+    secret: Option<&Secret>,
+) -> Result<(), SiteError> {
     use tokio::io::AsyncWriteExt;
-    let server = server()?;
+    let server = tracker.server()?;
     let failed = |why: String| SiteError::Reply {
         url: format!("{script} {}", args.join(" ")),
         why,
@@ -379,11 +416,13 @@ async fn run_hook(script: &str, args: &[&str], secret: Option<&Secret>) -> Resul
     Ok(())
 }
 
-/// The running tracker of this process.
+/// A running tracker of this process.
 #[derive(Debug)]
 pub struct Server {
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`, or the front's `https://tracker.example.test:PORT`.
     pub origin: String,
+    /// The TLS front before the tracker, if it is served over HTTPS.
+    pub front: Option<HttpsFront>,
     /// `serve.sh`: the server stops when its standard input closes, so it never outlives
     /// this process.
     _serve: Mutex<Child>,
@@ -398,7 +437,32 @@ pub struct Server {
 pub fn server() -> Result<&'static Server, SiteError> {
     static SERVER: OnceLock<Result<Server, RoundupError>> = OnceLock::new();
     SERVER
-        .get_or_init(start)
+        .get_or_init(|| start(None))
+        .as_ref()
+        .map_err(|e| SiteError::adapter(e.clone()))
+}
+
+/// The host name of the tracker served over HTTPS.
+pub const HTTPS_HOST: &str = "tracker.example.test";
+
+/// The authority of the HTTPS tracker's front, made once per process (cheaply: the site
+/// spec names it in worker processes too, where no tracker starts).
+pub fn https_authority() -> &'static Authority {
+    static AUTHORITY: OnceLock<Authority> = OnceLock::new();
+    AUTHORITY.get_or_init(|| Authority::new(HTTPS_HOST).expect("the front's certificates"))
+}
+
+/// A second tracker of this process, served over HTTPS at `https://tracker.example.test:PORT`
+/// as a staging deployment is: a TLS front on 127.0.0.1 (its certificate signed by an
+/// authority of its own) before a tracker whose `web` setting is the front's URL, so every
+/// URL Roundup builds, and every origin its CSRF check expects, is the HTTPS one.
+pub fn https_server() -> Result<&'static Server, SiteError> {
+    static SERVER: OnceLock<Result<Server, RoundupError>> = OnceLock::new();
+    SERVER
+        .get_or_init(|| {
+            let front = HttpsFront::bind(HTTPS_HOST).map_err(io("bind the TLS front"))?;
+            start(Some(front))
+        })
         .as_ref()
         .map_err(|e| SiteError::adapter(e.clone()))
 }
@@ -453,7 +517,9 @@ fn install_dir() -> PathBuf {
     target.join("apps/roundup")
 }
 
-fn start() -> Result<Server, RoundupError> {
+/// Installs (once) and starts a tracker; behind `front`, if given, whose URL becomes its
+/// `web` setting.
+fn start(front: Option<BoundFront>) -> Result<Server, RoundupError> {
     let install = install_dir();
     std::fs::create_dir_all(&install).map_err(io("make the installation folder"))?;
     // One installer at a time (nextest runs many test processes at once).
@@ -485,10 +551,15 @@ fn start() -> Result<Server, RoundupError> {
         .and_then(|l| l.local_addr())
         .map_err(io("pick a free port"))?
         .port();
-    let mut serve = Command::new("bash")
+    let mut serve = Command::new("bash");
+    serve
         .arg(apps().join("serve.sh"))
         .arg(dir.path())
-        .arg(port.to_string())
+        .arg(port.to_string());
+    if let Some(front) = &front {
+        serve.arg(format!("{}{TRACKER}/", front.origin()));
+    }
+    let mut serve = serve
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -514,8 +585,22 @@ fn start() -> Result<Server, RoundupError> {
             port,
         });
     }
+    let front = match front {
+        Some(front) => Some(
+            front
+                .forward_to(
+                    std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port)),
+                    https_authority(),
+                )
+                .map_err(io("start the TLS front"))?,
+        ),
+        None => None,
+    };
     Ok(Server {
-        origin: format!("http://127.0.0.1:{port}"),
+        origin: front
+            .as_ref()
+            .map_or_else(|| format!("http://127.0.0.1:{port}"), HttpsFront::origin),
+        front,
         _serve: Mutex::new(serve),
         dir: dir.path().to_owned(),
         _dir: dir,
@@ -544,6 +629,24 @@ pub fn roundup_site() -> SiteSpec {
         Roundup::default(),
         account(ALICE),
     )
+    .other_account(account(BOB))
+    .with_secrets([ADMIN.1.to_owned()])
+}
+
+/// The scenarios' site over HTTPS: the second tracker, at `https://tracker.example.test:PORT`,
+/// which the fault proxy resolves to 127.0.0.1 and whose front's authority it trusts, as it
+/// would a user's staging site.
+pub fn roundup_https_site() -> SiteSpec {
+    SiteSpec::started(
+        || Ok(https_server()?.origin.clone()),
+        Roundup::over_https(),
+        account(ALICE),
+    )
+    .resolve(
+        HTTPS_HOST,
+        std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+    )
+    .trust_root_pem(https_authority().ca_pem())
     .other_account(account(BOB))
     .with_secrets([ADMIN.1.to_owned()])
 }

@@ -1,5 +1,6 @@
 //! The full matrix on a real third-party web application: the Roundup issue tracker,
-//! installed from PyPI and started by this suite on 127.0.0.1 (see `apps/roundup/`),
+//! installed from PyPI and started by this suite on 127.0.0.1 (see `apps/roundup/`), and
+//! the network faults on a second tracker served over HTTPS under a real-looking name,
 //! driven through its `Site` adapter (`browser_fault_suites::roundup`), written against the
 //! public API only. The fault proxy stands between the browsers and the tracker.
 //!
@@ -78,6 +79,20 @@ async fn file_issue_stale_credential(w: &mut Worker) -> TaskResult {
     roundup::file_issue_stale_credential(w).await
 }
 
+/// The careful agent on the tracker served over HTTPS (`https://tracker.example.test`, a TLS
+/// front on 127.0.0.1): the fault proxy intercepts the TLS, so every network fault strikes
+/// as over plain HTTP.
+#[browser_fault(
+    at = ["after_login", "after_click"],
+    hazards = ["expired_session"],
+    site = roundup::roundup_https_site,
+    effects = "Printer on fire",
+    timeout = "120s"
+)]
+async fn file_issue_https(w: &mut Worker) -> TaskResult {
+    roundup::file_issue(w).await
+}
+
 /// The faulty agents' trials, and exactly the invariants each must break.
 const CAUGHT: &[(&str, &[Invariant])] = &[
     (
@@ -127,7 +142,8 @@ fn main() {
     let mut tests = Vec::new();
     for t in all.iter().copied().filter(|t| wanted(&t.name())) {
         let name = t.name();
-        let expected: Option<&'static [Invariant]> = if t.scenario.name == "file_issue" {
+        let careful = ["file_issue", "file_issue_https"].contains(&t.scenario.name);
+        let expected: Option<&'static [Invariant]> = if careful {
             Some(&[])
         } else {
             CAUGHT.iter().find(|(n, _)| *n == name).map(|(_, i)| *i)

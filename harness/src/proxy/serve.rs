@@ -138,12 +138,7 @@ impl Shared {
         }
         let response = match self.client.request(Request::from_parts(parts, body)).await {
             Ok(response) => response,
-            Err(_) => {
-                return Ok(plain(
-                    StatusCode::BAD_GATEWAY,
-                    "browser-fault proxy: the upstream could not be reached\n",
-                ));
-            }
+            Err(e) => return Ok(unreachable_upstream(&e)),
         };
         let (mut parts, body) = response.into_parts();
         self.see_set_cookies(&parts.headers);
@@ -505,6 +500,30 @@ fn absolute(req: Request<Incoming>, authority: &str) -> Option<Request<Incoming>
         .build();
     parts.uri = uri.ok()?;
     Some(Request::from_parts(parts, body))
+}
+
+/// The answer when the site cannot be reached: why, down the error's chain (a refused
+/// connection, an unknown host, a certificate the proxy does not trust), with the setting
+/// that fixes a certificate of the site's own authority. Never a secret: these errors carry
+/// no request data.
+fn unreachable_upstream(e: &hyper_util::client::legacy::Error) -> Response<Body> {
+    let mut why = String::new();
+    let mut source: Option<&dyn std::error::Error> = std::error::Error::source(e);
+    while let Some(s) = source {
+        why.push_str(": ");
+        why.push_str(&s.to_string());
+        source = s.source();
+    }
+    let hint = if why.contains("certificate") {
+        " (a certificate signed by the site's own authority is trusted with \
+         SiteSpec::trust_root_pem)"
+    } else {
+        ""
+    };
+    plain_owned(
+        StatusCode::BAD_GATEWAY,
+        format!("browser-fault proxy: the upstream could not be reached{why}{hint}\n"),
+    )
 }
 
 fn plain(status: StatusCode, body: &'static str) -> Response<Body> {

@@ -27,6 +27,7 @@ impl DeclaredOrigin {
     /// assert_eq!((o.https, o.host.as_str(), o.port), (true, "shop.example.com", 443));
     /// assert!(DeclaredOrigin::parse("https://shop.example.com/cart").is_err());
     /// assert!(DeclaredOrigin::parse("ftp://shop.example.com").is_err());
+    /// assert!(DeclaredOrigin::parse("https://shop.example.com:99999").is_err());
     /// ```
     pub fn parse(origin: &str) -> Result<DeclaredOrigin, String> {
         let bad = |why: &str| format!("`{origin}` is not an origin ({why})");
@@ -52,7 +53,18 @@ impl DeclaredOrigin {
             .trim_start_matches('[')
             .trim_end_matches(']')
             .to_ascii_lowercase();
-        let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
+        // What follows the host, read from the text: `Authority::port` is `None` for a port
+        // out of range, which must not become the scheme's default.
+        let after_host = &authority.as_str()[authority.host().len()..];
+        let port = match after_host.strip_prefix(':') {
+            Some(port) => port
+                .parse::<u16>()
+                .ok()
+                .filter(|p| *p != 0)
+                .ok_or_else(|| bad("its port must be 1 to 65535"))?,
+            None if https => 443,
+            None => 80,
+        };
         Ok(DeclaredOrigin { https, host, port })
     }
 
