@@ -19,6 +19,7 @@ use axum::routing::{get, post};
 use browser_fault::_internal::proxy::{
     DeclaredOrigin, EffectFault, EffectMatcher, FaultProxy, Upstreams,
 };
+use futures_util::{SinkExt, StreamExt};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::client::conn::http1::SendRequest;
@@ -27,6 +28,7 @@ use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, 
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio_tungstenite::tungstenite::Message;
 
 /// The upper bound of any wait for an event.
 const BOUND: Duration = Duration::from_secs(20);
@@ -77,7 +79,37 @@ impl TlsSite {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let plain = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        TlsSite::front(accepted, plain).await
+    }
 
+    /// A WebSocket echo site: every text message is sent back, and kept as accepted.
+    async fn websocket_echo() -> TlsSite {
+        let accepted = Arc::new(Mutex::new(Vec::new()));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let plain = listener.local_addr().unwrap();
+        let kept = accepted.clone();
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                let kept = kept.clone();
+                tokio::spawn(async move {
+                    let Ok(mut ws) = tokio_tungstenite::accept_async(stream).await else {
+                        return;
+                    };
+                    while let Some(Ok(message)) = ws.next().await {
+                        if let Message::Text(text) = &message {
+                            kept.lock().unwrap().push(text.to_string());
+                            ws.send(message).await.unwrap();
+                        }
+                    }
+                });
+            }
+        });
+        TlsSite::front(accepted, plain).await
+    }
+
+    /// Puts a TLS front for [`HOST`] before the plain site at `plain`.
+    async fn front(accepted: Arc<Mutex<Vec<String>>>, plain: SocketAddr) -> TlsSite {
         let (acceptor, ca) = site_certificates();
         let front = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let front_addr = front.local_addr().unwrap();
@@ -181,6 +213,20 @@ async fn browse(
     site: &TlsSite,
     roots: &[CertificateDer<'static>],
 ) -> Result<SendRequest<Full<Bytes>>, std::io::Error> {
+    let tls = tunnel(proxy, site, roots).await?;
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    Ok(sender)
+}
+
+/// CONNECT and TLS to the origin inside the tunnel, trusting `roots` only.
+async fn tunnel(
+    proxy: &FaultProxy,
+    site: &TlsSite,
+    roots: &[CertificateDer<'static>],
+) -> Result<tokio_rustls::client::TlsStream<TcpStream>, std::io::Error> {
     let (status, stream) = connect(proxy, &site.authority()).await;
     assert!(status.starts_with("HTTP/1.1 200"), "{status}");
     let mut store = rustls::RootCertStore::empty();
@@ -198,11 +244,7 @@ async fn browse(
             .connect(ServerName::try_from(HOST).unwrap(), stream),
     )
     .await?;
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-        .await
-        .unwrap();
-    tokio::spawn(conn);
-    Ok(sender)
+    Ok(tls)
 }
 
 /// The proxy's authority, as a browser that trusts it by the usual means holds it.
@@ -416,4 +458,31 @@ fn a_malformed_origin_is_refused_by_its_parse() {
         assert!(DeclaredOrigin::parse(bad).is_err(), "{bad}");
     }
     assert!(DeclaredOrigin::parse("https://a.test/").is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_websocket_to_a_declared_https_origin_passes_through_the_interception() {
+    let site = TlsSite::websocket_echo().await;
+    let proxy = FaultProxy::start_with(site.upstreams(true)).unwrap();
+    let tls = tunnel(&proxy, &site, &[proxy_root(&proxy)]).await.unwrap();
+    let url = format!("wss://{}/echo", site.authority());
+    let (mut ws, response) = bounded("handshake", tokio_tungstenite::client_async(url, tls))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 101);
+    for text in ["hello", "again"] {
+        ws.send(Message::text(text)).await.unwrap();
+        let echo = bounded("echo", ws.next()).await.unwrap().unwrap();
+        assert_eq!(echo, Message::text(text));
+    }
+    assert_eq!(site.accepted(), ["hello", "again"]);
+    let host = site.authority();
+    assert_eq!(
+        log(&proxy),
+        [
+            entry("CONNECT", &host, 200, None),
+            entry("GET", "/echo", 101, None),
+        ]
+    );
+    proxy.shutdown().await;
 }

@@ -1,10 +1,14 @@
 //! The harness's fault proxy: an HTTP/1.1 forward proxy on 127.0.0.1 between the browser and
-//! a website under test on loopback, so that a network fault can be injected into the one
-//! request that carries an agent's side effect, against any site.
+//! a website under test (on loopback, or at the origins its spec declares, over `http` or
+//! `https`), so that a network fault can be injected into the one request that carries an
+//! agent's side effect, against any site.
 //!
 //! Chromium must be told to use it for loopback too, which it bypasses by default:
 //! `--proxy-server=http://127.0.0.1:PORT --proxy-bypass-list=<-loopback>`
-//! (a worker's launch passes both when its spec names a proxy).
+//! (a worker's launch passes both when its spec names a proxy), and, when it intercepts an
+//! `https` origin, to accept its certificates: `--ignore-certificate-errors-spki-list=`
+//! [`FaultProxy::trusted_spki`] (the hashes of this proxy's own two keys only; nothing is
+//! installed anywhere, and every other certificate is checked as usual).
 //!
 //! What it does:
 //! - Absolute-form requests (`GET http://127.0.0.1:8080/x HTTP/1.1`) are forwarded with a
@@ -12,11 +16,20 @@
 //!   the Host header, cookies, redirects and bodies pass unchanged; only hop-by-hop headers
 //!   (Connection and the headers it names, Proxy-Connection, Keep-Alive, Proxy-Authenticate,
 //!   Proxy-Authorization, TE, Trailer, Transfer-Encoding, Upgrade) are removed both ways.
-//! - `CONNECT host:port` to a loopback target is tunnelled byte for byte (this is how
-//!   Chromium sends https and WebSocket traffic through an HTTP proxy). A tunnel is opaque:
-//!   no fault, no cookie expiry, one log line.
-//! - Only loopback is reachable: a target that is not `localhost` or a loopback address
-//!   (127.0.0.0/8, ::1) is answered 403. An upstream that cannot be reached is answered 502.
+//! - `CONNECT host:port` to a declared `https` origin ([`Upstreams::declare`]) is
+//!   intercepted: the proxy answers the browser's TLS with a certificate for that host
+//!   signed by an authority it makes when it starts ([`FaultProxy::ca_certificate`]), and
+//!   serves the requests inside exactly as plain ones (faults, cookie expiry, secrets, log),
+//!   forwarding each to the origin over TLS checked against the system's roots and
+//!   [`Upstreams::trust_root`]. A WebSocket handshake inside is passed to the origin with its
+//!   upgrade headers and then copied both ways, its frames not faulted or read. A certificate
+//!   the proxy cannot trust is answered 502 naming why.
+//! - `CONNECT` to any other loopback target is tunnelled byte for byte (this is how Chromium
+//!   sends https and WebSocket traffic through an HTTP proxy). A tunnel is opaque: no fault,
+//!   no cookie expiry, one log line.
+//! - Only loopback and the declared origins are reachable: any other target is answered 403
+//!   with a message naming its `host:port`. Names resolve through [`Upstreams::resolve`]
+//!   first, then the system. An upstream that cannot be reached is answered 502 with why.
 //!   A request aimed at the proxy itself is answered 508, one in origin-form 400.
 //! - One effect fault at a time can be armed ([`FaultProxy::arm`]): the first request that
 //!   the [`EffectMatcher`] picks after arming gets the [`EffectFault`]; later ones pass.
@@ -277,11 +290,12 @@ impl FaultProxy {
         let client = Client::builder(TrackedExecutor(client_tasks.clone()))
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(POOL_IDLE)
-            .build(connector);
+            .build(connector.clone());
         let (shutdown, shutdown_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
             addr,
             client,
+            connector,
             upstreams,
             interception,
             arm: watch::Sender::new(ArmState::default()),
@@ -510,6 +524,8 @@ struct Cookies {
 struct Shared {
     addr: SocketAddr,
     client: Client<HttpsConnector<HttpConnector<Resolver>>, Body>,
+    /// The client's connector, for a WebSocket handshake's connection of its own.
+    connector: HttpsConnector<HttpConnector<Resolver>>,
     upstreams: Upstreams,
     interception: Option<Interception>,
     arm: watch::Sender<ArmState>,

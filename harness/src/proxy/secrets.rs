@@ -12,8 +12,10 @@
 //! To any other origin, no secret may travel at all, the Cookie header included.
 //!
 //! A secret is looked for as it is, percent-encoded and form-encoded, ignoring ASCII case.
-//! Bodies are read as they stream through, never kept. A tunnel (`CONNECT`: https,
-//! WebSocket) is opaque and not read.
+//! Bodies are read as they stream through, never kept. What goes inside an intercepted
+//! `https` connection is read like plain requests (a WebSocket handshake's head included, not
+//! its frames); an opaque tunnel (`CONNECT` to an undeclared loopback `https` or WebSocket
+//! target) is not read.
 
 use std::collections::BTreeSet;
 use std::pin::Pin;

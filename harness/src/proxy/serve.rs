@@ -310,6 +310,9 @@ impl Shared {
                 let shared = shared.clone();
                 let authority = authority.clone();
                 async move {
+                    if is_websocket(&req) {
+                        return Ok(shared.websocket(req, &authority).await);
+                    }
                     match absolute(req, &authority) {
                         Some(req) => shared.handle(req).await,
                         None => Ok(plain(
@@ -329,6 +332,93 @@ impl Shared {
             }
         });
         Response::new(empty())
+    }
+
+    /// A WebSocket handshake inside an intercepted connection (`wss://` to a declared
+    /// origin): passed to the origin over a TLS connection of its own with its upgrade
+    /// headers (which ordinary forwarding strips), cookies filtered as for any request, and
+    /// once the origin switches protocols, the two upgraded streams copied both ways. Its
+    /// frames are not faulted or read, as a tunnel's are not.
+    async fn websocket(
+        self: &Arc<Self>,
+        mut req: Request<Incoming>,
+        authority: &str,
+    ) -> Response<Body> {
+        use tower_service::Service;
+        let mut record = Record::new(&self.log, req.method().as_str(), req.uri().path());
+        let path_and_query = req
+            .uri()
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned();
+        let Ok(uri) = format!("https://{authority}/").parse::<hyper::Uri>() else {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "browser-fault proxy: a malformed request target\n",
+            );
+        };
+        if let Some(watch) = self.secrets.get() {
+            watch.scan_head(
+                req.method().as_str(),
+                authority,
+                req.uri().path(),
+                &path_and_query,
+                req.headers(),
+            );
+        }
+        let stream = match self.connector.clone().call(uri).await {
+            Ok(stream) => stream,
+            Err(e) => {
+                return plain_owned(
+                    StatusCode::BAD_GATEWAY,
+                    format!("browser-fault proxy: the upstream could not be reached: {e}\n"),
+                );
+            }
+        };
+        let Ok((mut sender, conn)) = hyper::client::conn::http1::handshake(stream).await else {
+            return lost_on_the_wire();
+        };
+        let mut shutdown = self.shutdown.clone();
+        self.tunnels.spawn(async move {
+            tokio::select! {
+                _ = conn.with_upgrades() => {}
+                _ = stopped(&mut shutdown) => {}
+            }
+        });
+        let browser_side = hyper::upgrade::on(&mut req);
+        let mut upstream = Request::builder()
+            .method(req.method().clone())
+            .uri(path_and_query)
+            .body(empty())
+            .expect("a method and a path make a request");
+        *upstream.headers_mut() = req.headers().clone();
+        upstream.headers_mut().remove("proxy-connection");
+        self.filter_cookies(upstream.headers_mut());
+        let mut response = match sender.send_request(upstream).await {
+            Ok(response) => response,
+            Err(_) => return lost_on_the_wire(),
+        };
+        record.status = Some(response.status().as_u16());
+        self.see_set_cookies(response.headers());
+        if response.status() != StatusCode::SWITCHING_PROTOCOLS {
+            let (mut parts, body) = response.into_parts();
+            strip_hop_by_hop(&mut parts.headers);
+            return Response::from_parts(parts, body.boxed());
+        }
+        let upstream_side = hyper::upgrade::on(&mut response);
+        let mut shutdown = self.shutdown.clone();
+        self.tunnels.spawn(async move {
+            let (Ok(browser), Ok(site)) = (browser_side.await, upstream_side.await) else {
+                return;
+            };
+            let (mut browser, mut site) = (TokioIo::new(browser), TokioIo::new(site));
+            tokio::select! {
+                _ = tokio::io::copy_bidirectional(&mut browser, &mut site) => {}
+                _ = stopped(&mut shutdown) => {}
+            }
+        });
+        let (parts, _) = response.into_parts();
+        Response::from_parts(parts, empty())
     }
 
     /// The answer for a target the proxy will not forward to, if it is one.
@@ -524,6 +614,14 @@ fn unreachable_upstream(e: &hyper_util::client::legacy::Error) -> Response<Body>
         StatusCode::BAD_GATEWAY,
         format!("browser-fault proxy: the upstream could not be reached{why}{hint}\n"),
     )
+}
+
+/// Whether `req` asks to switch to the WebSocket protocol.
+fn is_websocket(req: &Request<Incoming>) -> bool {
+    req.headers()
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
 }
 
 fn plain(status: StatusCode, body: &'static str) -> Response<Body> {
