@@ -345,6 +345,35 @@ async fn dropped_is_answered_502_without_forwarding() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn look_alike_is_never_forwarded_and_answered_as_a_success_elsewhere() {
+    let s = Setup::new().await;
+    s.proxy.arm(
+        EffectFault::LookAlike("/issue12?ok=created".to_owned()),
+        EffectMatcher::unsafe_methods(),
+    );
+    let response = s.post_now("/effect", "one").await.unwrap();
+    assert_eq!(response.status(), reqwest::StatusCode::SEE_OTHER);
+    assert_eq!(
+        response.headers()[header::LOCATION],
+        "/issue12?ok=created",
+        "the browser is sent to the look-alike's page"
+    );
+    bounded("reached", s.proxy.wait_reached()).await;
+    // The next one passes: one request takes the arm.
+    s.post_now("/effect", "two").await.unwrap();
+    assert_eq!(
+        s.up.accepted(),
+        vec!["two".to_owned()],
+        "the first never landed"
+    );
+    assert_eq!(
+        log(&s.proxy)[0],
+        entry("POST", "/effect", Some(303), Some("look_alike"))
+    );
+    s.proxy.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn response_dropped_is_accepted_and_the_browser_sees_an_error() {
     let s = Setup::new().await;
     s.proxy.arm(
@@ -674,8 +703,9 @@ async fn shutdown_ends_held_requests_promptly() {
         EffectFault::Landed,
         EffectFault::Slow(Duration::from_secs(3600)),
     ] {
+        let name = fault.name();
         s.proxy.arm(fault, EffectMatcher::unsafe_methods());
-        held.push(s.post("/effect", fault.name()));
+        held.push(s.post("/effect", name));
         bounded("reached", s.proxy.wait_reached()).await;
     }
     assert_eq!(s.up.accepted(), ["landed", "slow"]);

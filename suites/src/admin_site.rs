@@ -85,9 +85,10 @@ impl Site for AdminFixture {
         self.inner.ledger().await
     }
 
-    /// Undoes what [`AdminFixture::change`] made for good on the shared site (a tenant
-    /// move, an object swap, a rotated password, a page it shows), as a user's reset must: the next trial starts on the site as
-    /// it was. A switched session needs no undoing: every trial signs in with a new profile.
+    /// Undoes what [`AdminFixture::change`] and [`AdminFixture::look_alike`] made for good on
+    /// the shared site (a tenant move, an object swap, a rotated password, a page it shows, a
+    /// look-alike message), as a user's reset must: the next trial starts on the site as it
+    /// was. A switched session needs no undoing: every trial signs in with a new profile.
     async fn reset(&self) -> Result<(), SiteError> {
         let site = crate::shared_fixture_site();
         for demo in browser_fault::fixtures::DEMO_ACCOUNTS {
@@ -97,6 +98,7 @@ impl Site for AdminFixture {
         for hazard in SHOWN {
             site.set_hazard(hazard, false);
         }
+        site.clear_look_alikes();
         for route in 0..=browser_fault::fixtures::THREADS {
             site.swap_object(route, route);
         }
@@ -164,5 +166,21 @@ impl Site for AdminFixture {
             _ => return Err(SiteError::Unsupported("make a change it does not know")),
         }
         Ok(())
+    }
+
+    /// Shows, through the site's admin API, a message like the agent's (its account, the
+    /// scenario's thread, the body every agent of these suites sends) under the look-alike's
+    /// key, and names the thread's page as a send's success names it.
+    async fn look_alike(&self, of: &ChangeOf<'_>) -> Result<String, SiteError> {
+        let key = of
+            .look_alike_key
+            .ok_or(SiteError::Unsupported("a look-alike without its key"))?;
+        let thread: u32 = of
+            .object
+            .and_then(|o| o.parse().ok())
+            .ok_or(SiteError::Unsupported(
+                "a look-alike on a thread the scenario does not name",
+            ))?;
+        Ok(crate::shared_fixture_site().show_look_alike(&of.account.id, thread, "hello", key))
     }
 }

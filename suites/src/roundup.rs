@@ -307,14 +307,42 @@ impl Site for Roundup {
     // after journaling ACTION_SUBMITTED; its sign-in (a POST to the tracker's root) comes
     // before and never takes the fault.
 
-    /// A rotation and a live account switch, through the tracker's own API (the test hooks
-    /// `set_password.py` and `move_sessions.py`): Roundup keeps no tenants, interstitials or
-    /// stale forms to show, and its new-issue form has no object to swap.
+    /// A rotation, a live account switch and a look-alike success, through the tracker's own
+    /// API (the test hooks `set_password.py`, `move_sessions.py` and `look_alike.py`):
+    /// Roundup keeps no tenants, interstitials or stale forms to show, and its new-issue form
+    /// has no object to swap.
     fn can_change(&self, change: SiteChange) -> bool {
         matches!(
             change,
-            SiteChange::RotatePassword | SiteChange::SessionToOtherAccount
+            SiteChange::RotatePassword | SiteChange::SessionToOtherAccount | SiteChange::LookAlike
         )
+    }
+
+    /// Files, through the tracker's own API (the test hook `look_alike.py`), an issue like the
+    /// agent's (its account, its subject) under the look-alike's key, and names its page as
+    /// Roundup shows a just-filed issue: with the "created" notice.
+    async fn look_alike(&self, of: &ChangeOf<'_>) -> Result<String, SiteError> {
+        let key = of
+            .look_alike_key
+            .ok_or(SiteError::Unsupported("a look-alike without its key"))?;
+        let title = format!("{SUBJECT} [rk:{key}]");
+        let out = run_hook(
+            self.tracker,
+            "look_alike.py",
+            &[&of.account.username, &title],
+            None,
+        )
+        .await?;
+        let id = out.trim();
+        if id.is_empty() || !id.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(SiteError::Reply {
+                url: "look_alike.py".to_owned(),
+                why: format!("printed {id:?}, not an issue id"),
+            });
+        }
+        Ok(format!(
+            "{TRACKER}/issue{id}?@ok_message=issue%20{id}%20created"
+        ))
     }
 
     async fn change(&self, change: SiteChange, of: &ChangeOf<'_>) -> Result<(), SiteError> {
@@ -325,15 +353,14 @@ impl Site for Roundup {
                 set_password(self.tracker, &of.account.username, new).await
             }
             // A moved session needs no undoing: every trial signs in with a new profile.
-            (SiteChange::SessionToOtherAccount, _, Some(other)) => {
-                run_hook(
-                    self.tracker,
-                    "move_sessions.py",
-                    &[&of.account.username, &other.username],
-                    None,
-                )
-                .await
-            }
+            (SiteChange::SessionToOtherAccount, _, Some(other)) => run_hook(
+                self.tracker,
+                "move_sessions.py",
+                &[&of.account.username, &other.username],
+                None,
+            )
+            .await
+            .map(drop),
             _ => Err(SiteError::Unsupported("make that change")),
         }
     }
@@ -362,17 +389,19 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// `set_password.py` (Roundup's own API, run with the tracker's Python): the password goes
 /// on its standard input, never on its command line.
 async fn set_password(tracker: Tracker, user: &str, password: &Secret) -> Result<(), SiteError> {
-    run_hook(tracker, "set_password.py", &[user], Some(password)).await
+    run_hook(tracker, "set_password.py", &[user], Some(password))
+        .await
+        .map(drop)
 }
 
 /// Runs the test hook `script` of `suites/apps/roundup` on this process's tracker with
-/// `args`, `secret` (if any) on its standard input.
+/// `args`, `secret` (if any) on its standard input; returns what it printed.
 async fn run_hook(
     tracker: Tracker,
     script: &str,
     args: &[&str],
     secret: Option<&Secret>,
-) -> Result<(), SiteError> {
+) -> Result<String, SiteError> {
     use tokio::io::AsyncWriteExt;
     let server = tracker.server()?;
     let failed = |why: String| SiteError::Reply {
@@ -384,7 +413,7 @@ async fn run_hook(
         .arg(server.dir.join("tracker"))
         .args(args)
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -413,7 +442,7 @@ async fn run_hook(
             tail.into_iter().rev().collect::<Vec<_>>().join(" / ")
         )));
     }
-    Ok(())
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// A running tracker of this process.
@@ -670,14 +699,16 @@ pub async fn submit_issue(p: Page, key: RequestKey) -> Result<(), TaskError> {
 }
 
 /// Observes the tracker's answer: the new issue's page, whose title field carries the key;
-/// or an error message, or a page that is not the tracker's at all (a proxy's `502`), which
-/// say nothing of whether the issue exists: the caller reconciles.
+/// or an error message, a page that is not the tracker's at all (a proxy's `502`), or
+/// another issue's "created" notice (not this key's: a look-alike), which say nothing of
+/// whether this issue exists: the caller reconciles.
 pub async fn observe_created(p: Page, key: RequestKey) -> Result<(), TaskError> {
     match p
         .wait_for_any(&[
             &format!("body:has(p.ok-message) #title[value$=\"[rk:{key}]\"]"),
             "p.error-message",
             "body:not(:has(p.userblock))",
+            "p.ok-message",
         ])
         .await?
     {
@@ -773,6 +804,24 @@ pub async fn file_issue_absent_means_failed(w: &mut Worker) -> TaskResult {
         return file_issue_as(w, "file-issue-again").await;
     }
     file_issue(w).await
+}
+
+/// Bug zoo, on Roundup: careful in every way but its confirm step, which takes the
+/// tracker's "created" notice for its own whatever issue it names. When its submission is
+/// lost and answered with another issue's page (`after_click::live_look_alike`: the same
+/// account and subject, another key), it journals `REMOTE_CONFIRMED` for an issue the
+/// tracker never filed: caught by `ambiguity_visible` and `claims_match_facts`.
+pub async fn file_issue_credulous(w: &mut Worker) -> TaskResult {
+    let target = careful_start(w).await?;
+    w.side_effect("file-issue")
+        .args(format!("subject={SUBJECT}"))
+        .verify(move |p| p.expect_target(target.clone()))
+        .act(submit_issue)
+        // The bug: "issue N created" is taken as "my issue was filed".
+        .confirm(|p, _key| p.wait_for("p.ok-message"))
+        .reconcile(|p, key| p.effect_status(key))
+        .run()
+        .await
 }
 
 /// Bug zoo, on Roundup: trusts whatever session its profile holds: no identity probe, and

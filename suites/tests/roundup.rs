@@ -5,8 +5,8 @@
 //! public API only. The fault proxy stands between the browsers and the tracker.
 //!
 //! Every trial of the careful agent that can run on Roundup must pass with its fault struck;
-//! the blind-retry, trusting and password-pasting agents must be caught, each by the intended
-//! invariant only.
+//! the blind-retry, trusting, credulous and password-pasting agents must be caught, each by
+//! the intended invariant only.
 //! What Roundup cannot show (the bundled site's interstitials, a credential rotation…) is
 //! listed as ignored with its reason. Trials take turns: they share one tracker.
 
@@ -55,6 +55,16 @@ async fn file_issue_absent_means_failed(w: &mut Worker) -> TaskResult {
 )]
 async fn file_issue_with_password(w: &mut Worker) -> TaskResult {
     roundup::file_issue_with_password(w).await
+}
+
+#[browser_fault(
+    at = "after_click",
+    site = roundup::roundup_site,
+    effects = "Printer on fire",
+    timeout = "120s"
+)]
+async fn file_issue_credulous(w: &mut Worker) -> TaskResult {
+    roundup::file_issue_credulous(w).await
 }
 
 #[browser_fault(
@@ -108,6 +118,12 @@ const CAUGHT: &[(&str, &[Invariant])] = &[
         &[Invariant::NoDuplicate],
     ),
     ("file_issue_absent_means_failed::after_click::lost", &[]),
+    (
+        "file_issue_credulous::after_click::live_look_alike",
+        &[Invariant::AmbiguityVisible, Invariant::ClaimsMatchFacts],
+    ),
+    // Where its own submission lands, the notice it takes is its own.
+    ("file_issue_credulous::after_click::landed", &[]),
     (
         "file_issue_trusting::after_target_verified::account_switched",
         &[Invariant::NoWrongAccount],

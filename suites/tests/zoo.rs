@@ -139,6 +139,14 @@ async fn page_markers_only_on_admin_site(w: &mut Worker) -> TaskResult {
     browser_fault_suites::page_markers_only(w).await
 }
 
+/// `credulous` on a site of the user's own whose adapter makes a look-alike success
+/// (`SiteChange::LookAlike`, `Site::look_alike`): the proxy answers its lost send with the
+/// look-alike's page.
+#[browser_fault(at = "after_click", effects = "42", site = admin_site)]
+async fn credulous_on_admin_site(w: &mut Worker) -> TaskResult {
+    browser_fault_suites::credulous(w).await
+}
+
 fn admin_site() -> SiteSpec {
     use browser_fault_suites::admin_site::AdminFixture;
     use browser_fault_suites::{demo_account, shared_fixture_site};
@@ -545,6 +553,17 @@ const CASES: &[(&str, &[Invariant], Extra)] = &[
     ),
     (
         "credulous::after_click::live_look_alike",
+        &[Invariant::AmbiguityVisible, Invariant::ClaimsMatchFacts],
+        |e, _| {
+            explains(
+                e,
+                Invariant::AmbiguityVisible,
+                "REMOTE_CONFIRMED with no effect",
+            )
+        },
+    ),
+    (
+        "credulous_on_admin_site::after_click::live_look_alike",
         &[Invariant::AmbiguityVisible, Invariant::ClaimsMatchFacts],
         |e, _| {
             explains(

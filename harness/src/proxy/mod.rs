@@ -88,7 +88,8 @@ type Body = BoxBody<Bytes, hyper::Error>;
 const POOL_IDLE: Duration = Duration::from_secs(30);
 
 /// What the armed fault does to the effect request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EffectFault {
     /// The request is forwarded and the site processes it fully (the effect lands); its
     /// response is held and never sent. On [`FaultProxy::release_held`] the browser gets a
@@ -111,11 +112,16 @@ pub enum EffectFault {
     /// in a network lands after its client gave up on it; its browser (if still there) gets
     /// a `502`. Shutdown drops it unforwarded.
     LateLanding,
+    /// The request is never forwarded (the effect is lost) and answered at once as a
+    /// success the site did not make for it: a `303 See Other` to this location (a path on
+    /// the request's origin, or an absolute URL), the page of a look-alike effect the site
+    /// holds (another one's, under another key).
+    LookAlike(String),
 }
 
 impl EffectFault {
     /// The fault's name in [`ProxiedRequest::fault`]: `landed`, `lost`, `dropped`,
-    /// `response_dropped`, `slow` or `late_landing`.
+    /// `response_dropped`, `slow`, `late_landing` or `look_alike`.
     pub fn name(&self) -> &'static str {
         match self {
             EffectFault::Landed => "landed",
@@ -124,6 +130,7 @@ impl EffectFault {
             EffectFault::ResponseDropped => "response_dropped",
             EffectFault::Slow(_) => "slow",
             EffectFault::LateLanding => "late_landing",
+            EffectFault::LookAlike(_) => "look_alike",
         }
     }
 }
@@ -376,8 +383,8 @@ impl FaultProxy {
 
     /// Resolves once the armed request was taken and, for [`EffectFault::Landed`],
     /// [`EffectFault::ResponseDropped`] and [`EffectFault::Slow`], the site's response head
-    /// arrived (the effect landed); for [`EffectFault::Lost`] and [`EffectFault::Dropped`]
-    /// once the request was taken. Waits for the current arm, or the next one if none is;
+    /// arrived (the effect landed); for [`EffectFault::Lost`], [`EffectFault::Dropped`] and
+    /// [`EffectFault::LookAlike`] once the request was taken. Waits for the current arm, or the next one if none is;
     /// never resolves if the upstream fails to answer the taken request (bound it with a
     /// timeout).
     pub async fn wait_reached(&self) {
@@ -495,7 +502,7 @@ struct ArmState {
 }
 
 /// An arm a request took.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Taken {
     fault: EffectFault,
     generation: u64,
@@ -609,7 +616,7 @@ impl<'a> Record<'a> {
         }
     }
 
-    fn fault(&self, fault: EffectFault) {
+    fn fault(&self, fault: &EffectFault) {
         lock(self.log)[self.index].fault = Some(fault.name());
     }
 }

@@ -108,12 +108,16 @@ impl Shared {
             });
         }
         let taken = self.take_arm(req.method(), uri.path());
-        if let Some(taken) = taken {
-            record.fault(taken.fault);
-            match taken.fault {
+        if let Some(taken) = &taken {
+            record.fault(&taken.fault);
+            match &taken.fault {
                 EffectFault::Dropped => {
                     self.reach(taken.generation);
                     return Ok(lost_on_the_wire());
+                }
+                EffectFault::LookAlike(location) => {
+                    self.reach(taken.generation);
+                    return Ok(see_other(location));
                 }
                 EffectFault::Lost => {
                     self.reach(taken.generation);
@@ -131,10 +135,10 @@ impl Shared {
             Some((watch, scan)) => ScannedBody::new(body, watch, scan).boxed(),
             None => body.boxed(),
         };
-        if let Some(taken) = taken
+        if let Some(taken) = &taken
             && taken.fault == EffectFault::LateLanding
         {
-            return Ok(self.land_late(parts, body, taken).await);
+            return Ok(self.land_late(parts, body, taken.clone()).await);
         }
         let response = match self.client.request(Request::from_parts(parts, body)).await {
             Ok(response) => response,
@@ -145,7 +149,7 @@ impl Shared {
         strip_hop_by_hop(&mut parts.headers);
         if let Some(taken) = taken {
             self.reach(taken.generation);
-            match taken.fault {
+            match &taken.fault {
                 EffectFault::Landed => {
                     let _ = body.collect().await;
                     self.released(taken.epoch).await;
@@ -157,11 +161,11 @@ impl Shared {
                 }
                 EffectFault::Slow(delay) => {
                     tokio::select! {
-                        _ = tokio::time::sleep(delay) => {}
+                        _ = tokio::time::sleep(*delay) => {}
                         _ = self.released(taken.epoch) => {}
                     }
                 }
-                EffectFault::Lost | EffectFault::Dropped | EffectFault::LateLanding => {}
+                _ => {}
             }
         }
         if let (Some(observer), Some((method, path))) = (observer, &seen) {
@@ -454,7 +458,7 @@ impl Shared {
         let mut taken = None;
         self.arm.send_if_modified(|s| {
             let fault = match &s.pending {
-                Some((fault, m)) if m.matches(method.as_str(), path) => *fault,
+                Some((fault, m)) if m.matches(method.as_str(), path) => fault.clone(),
                 _ => return false,
             };
             s.pending = None;
@@ -661,6 +665,22 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// would. Closing the connection instead is no loss to Chromium: it sends a `POST` again on
 /// a fresh connection when a reused one closes before any byte of an answer (measured), so
 /// the effect would land after all, or twice.
+/// A success's redirect: `303 See Other` to `location`, the way a site answers a form it
+/// accepted.
+fn see_other(location: &str) -> Response<Body> {
+    let mut response = plain(StatusCode::SEE_OTHER, "");
+    match HeaderValue::from_str(location) {
+        Ok(value) => {
+            response.headers_mut().insert(header::LOCATION, value);
+            response
+        }
+        Err(_) => plain(
+            StatusCode::BAD_GATEWAY,
+            "browser-fault proxy: the look-alike's location is not a header value\n",
+        ),
+    }
+}
+
 fn lost_on_the_wire() -> Response<Body> {
     plain(
         StatusCode::BAD_GATEWAY,

@@ -365,7 +365,7 @@ mod tests {
         }
         assert!(
             reason(&user, "after_click::live_look_alike")
-                .is_some_and(|r| r.contains("only the bundled site"))
+                .is_some_and(|r| r.contains("Site::can_change(SiteChange::LookAlike)"))
         );
         let no_proxy = user.clone().without_fault_proxy();
         assert!(reason(&no_proxy, "after_click::lost").is_some_and(|r| r.contains("proxy")));
@@ -397,6 +397,14 @@ mod tests {
         let changing = SiteSpec::new("http://127.0.0.1:1/", Changing, account("alice"));
         assert_eq!(reason(&changing, "after_login::live_tenant_switch"), None);
         assert_eq!(reason(&changing, "after_login::live_object_swap"), None);
+        assert_eq!(reason(&changing, "after_click::live_look_alike"), None);
+        assert!(
+            reason(
+                &changing.clone().without_fault_proxy(),
+                "after_click::live_look_alike"
+            )
+            .is_some_and(|r| r.contains("proxy"))
+        );
         assert!(
             reason(&changing, "after_login::live_account_switch")
                 .is_some_and(|r| r.contains("SiteSpec::other_account"))

@@ -33,8 +33,8 @@ pub(crate) enum EffectArm {
     Slow,
     /// Held uncommitted past its client's death, committed once the recovery has ended.
     LateLanding,
-    /// Never committed; answered as a success that names a look-alike (the bundled site
-    /// only).
+    /// Never committed; answered as a success that names a look-alike: the bundled site's
+    /// own, or on a user's site the page of the one [`RunningSite::make_look_alike`] made.
     LookAlike,
 }
 
@@ -53,6 +53,17 @@ pub(crate) struct RunningSite {
     /// The password a user's site rotated the account's to in this trial
     /// ([`SiteChange::RotatePassword`]): the account source's answer from then on.
     rotated: std::sync::Mutex<Option<Secret>>,
+    /// The look-alike a user's site made for this trial ([`Site::look_alike`]).
+    look_alike: std::sync::Mutex<Option<LookAlike>>,
+}
+
+/// A success a user's site made that is not the agent's.
+#[derive(Debug, Clone)]
+struct LookAlike {
+    /// The key it was made under: left out of the trial's ledger.
+    key: String,
+    /// The page that shows it, which the lost effect request is answered with.
+    location: String,
 }
 
 #[derive(Debug)]
@@ -166,6 +177,7 @@ impl RunningSite {
             failure: std::sync::Mutex::new(None),
             reader,
             rotated: std::sync::Mutex::new(None),
+            look_alike: std::sync::Mutex::new(None),
         };
         site.watch_secrets();
         if let Running::External { .. } = site.kind {
@@ -367,8 +379,9 @@ impl RunningSite {
                     EffectArm::ResponseDropped => EffectFault::ResponseDropped,
                     EffectArm::Slow => EffectFault::Slow(SLOW_RESPONSE),
                     EffectArm::LateLanding => EffectFault::LateLanding,
-                    // No trial arms it here (the unit cannot run on a user's site).
-                    EffectArm::LookAlike => return None,
+                    EffectArm::LookAlike => {
+                        EffectFault::LookAlike(lock(&self.look_alike).as_ref()?.location.clone())
+                    }
                 };
                 let site = self.spec.site.clone();
                 let matcher = EffectMatcher::unsafe_methods()
@@ -418,6 +431,11 @@ impl RunningSite {
                     }
                     SiteChange::RotatePassword => {
                         self.rotate_password(account).await?;
+                    }
+                    SiteChange::LookAlike => {
+                        return Err(
+                            "the bundled site shows its look-alike when its effect is armed".into(),
+                        );
                     }
                     SiteChange::LoginInterstitial
                     | SiteChange::ConsentInterstitial
@@ -593,11 +611,42 @@ impl RunningSite {
 
     /// The ledger's effects of this trial, in sequence order; a failed read is tried again
     /// briefly before its error is returned.
+    /// Has a user's site make a success that is not the agent's, under a key of the trial's
+    /// own derived from `run_id` ([`Site::look_alike`]), for [`EffectArm::LookAlike`] to
+    /// answer the lost effect with; the look-alike is left out of the trial's ledger. A
+    /// no-op on the bundled site, which shows its own.
+    pub(crate) async fn make_look_alike(
+        &self,
+        run_id: &str,
+        account: &Account,
+        object: Option<&str>,
+    ) -> Result<(), String> {
+        if self.is_fixture() {
+            return Ok(());
+        }
+        let key = crate::journal::RequestKey::derive(run_id, "browser-fault look-alike");
+        let of = ChangeOf::new(account, self.spec.other_account.as_ref(), object)
+            .with_look_alike_key(key.as_str());
+        let location = self.spec.site.look_alike(&of).await.map_err(|e| {
+            format!(
+                "the site's adapter failed to make a look-alike success: {}",
+                crate::error::error_chain(&e)
+            )
+        })?;
+        *lock(&self.look_alike) = Some(LookAlike {
+            key: key.as_str().to_owned(),
+            location,
+        });
+        Ok(())
+    }
+
     pub(crate) async fn ledger(&self) -> Result<Vec<RemoteEffect>, SiteError> {
+        let look_alike = lock(&self.look_alike).as_ref().map(|l| l.key.clone());
         match self.read_ledger().await {
             Ok(effects) => Ok(effects
                 .into_iter()
                 .filter(|e| e.seq > self.since_seq)
+                .filter(|e| look_alike.as_deref() != Some(e.request_key.as_str()))
                 .collect()),
             Err(e) => {
                 self.note_failure(&e);

@@ -283,8 +283,9 @@ impl<'a> Engine<'a> {
         let site = self.world.site;
         let untaken = site.disarm();
         site.release_held();
-        if unit.struck_by_site() {
-            // The site's fault strikes the request itself, under a worker that lives on.
+        if unit.struck_by_site() && self.fault.instead.is_none() {
+            // The site's fault strikes the request itself, under a worker that lives on
+            // (unless the unit could not arm it, and said why).
             self.fault.struck = !untaken;
             self.fault.worker = self.fault.struck.then_some(1);
         }

@@ -336,6 +336,24 @@ pub trait Site: Send + Sync + fmt::Debug + 'static {
         let _ = (change, of);
         Err(SiteError::Unsupported("change its own records"))
     }
+
+    /// Makes a success that is not the agent's, for `after_click::live_look_alike`: through
+    /// the site's own records, an effect like the scenario's (`of`'s account, its object when
+    /// it declares one) under [`ChangeOf::look_alike_key`], a key no agent holds; returns the
+    /// location of the page that shows it as a success just made (a path on the site's
+    /// origin, such as `/issue12?ok=created`, or an absolute URL). The fault proxy then
+    /// loses the agent's own effect request and answers it with a `303 See Other` to that
+    /// location, so the agent lands on another effect's success while its own never
+    /// happened: a confirm step that takes any success for its own is caught
+    /// (`claims_match_facts`, `ambiguity_visible`), one that checks its key is not.
+    ///
+    /// The look-alike is left out of the trial's ledger by its key. Called in the test
+    /// process, before worker 1 starts, only when [`can_change`](Site::can_change) says yes
+    /// to [`SiteChange::LookAlike`].
+    async fn look_alike(&self, of: &ChangeOf<'_>) -> Result<String, SiteError> {
+        let _ = of;
+        Err(SiteError::Unsupported("make a look-alike success"))
+    }
 }
 
 /// A change of a site's own records that a trial makes, through the site's admin API or
@@ -377,11 +395,15 @@ pub enum SiteChange {
     /// from a rendered page is refused as stale and nothing is committed; a correct agent
     /// reloads and acts on the object as it is now (`hazard::stale_tab`).
     StaleTab,
+    /// A success the agent did not make: an effect like the scenario's under another key,
+    /// whose page the lost effect request is answered with (`after_click::live_look_alike`).
+    /// Made by [`Site::look_alike`], never by [`Site::change`].
+    LookAlike,
 }
 
 impl SiteChange {
     /// Every change, in a stable order.
-    pub const ALL: [SiteChange; 8] = [
+    pub const ALL: [SiteChange; 9] = [
         SiteChange::SessionToOtherAccount,
         SiteChange::AccountToOtherTenant,
         SiteChange::SwapObject,
@@ -390,6 +412,7 @@ impl SiteChange {
         SiteChange::ConsentInterstitial,
         SiteChange::ApiForOtherTenant,
         SiteChange::StaleTab,
+        SiteChange::LookAlike,
     ];
 }
 
@@ -408,6 +431,9 @@ pub struct ChangeOf<'a> {
     /// The password [`SiteChange::RotatePassword`] gives the account (`None` for the other
     /// changes).
     pub new_password: Option<&'a Secret>,
+    /// The request key the look-alike of [`Site::look_alike`] is made under (`None` for the
+    /// other changes): the trial's own, issued to no agent, so the ledger tells it apart.
+    pub look_alike_key: Option<&'a str>,
 }
 
 impl<'a> ChangeOf<'a> {
@@ -421,11 +447,17 @@ impl<'a> ChangeOf<'a> {
             other_account,
             object,
             new_password: None,
+            look_alike_key: None,
         }
     }
 
     pub(crate) fn with_new_password(mut self, password: &'a Secret) -> Self {
         self.new_password = Some(password);
+        self
+    }
+
+    pub(crate) fn with_look_alike_key(mut self, key: &'a str) -> Self {
+        self.look_alike_key = Some(key);
         self
     }
 }

@@ -6,7 +6,7 @@
 use super::FaultUnit;
 use crate::journal::{Checkpoint, Journal};
 use crate::plan::{FaultPoint, Variant};
-use crate::site::{EffectArm, SiteSpec};
+use crate::site::{EffectArm, SiteChange, SiteSpec};
 use crate::trial::context::{AtStrike, UnitCtx, World};
 use crate::trial::drive::{Strike, Tracked};
 use crate::trial::error::TrialError;
@@ -115,14 +115,13 @@ impl FaultUnit for Click {
     }
 
     fn cannot_run(&self, site: &SiteSpec) -> Option<&'static str> {
+        let proxy = super::needs_fault_proxy(site);
         if self.arm == EffectArm::LookAlike {
-            // The proxy cannot make a user's site show a success that is not the agent's:
-            // it knows neither the site's answer page nor where the key goes in it.
-            return Some(
-                "answers with a look-alike success page: only the bundled site has that knob",
-            );
+            // The proxy knows neither the site's answer page nor where the key goes in it:
+            // the adapter makes the look-alike and names its page.
+            return proxy.or_else(|| super::needs_change(site, SiteChange::LookAlike));
         }
-        super::needs_fault_proxy(site)
+        proxy
     }
 
     fn struck_by_site(&self) -> bool {
@@ -130,6 +129,14 @@ impl FaultUnit for Click {
     }
 
     async fn prepare(&self, e: &mut UnitCtx<'_, '_>) -> Result<(), TrialError> {
+        if self.arm == EffectArm::LookAlike {
+            let object = e.trial.scenario.effects.and_then(|o| o.first().copied());
+            if let Err(why) = e.site.make_look_alike(&e.run_id, &e.account, object).await {
+                // Unstruck: the effect is never armed, and `fault_struck` says why.
+                e.not_struck(why);
+                return Ok(());
+            }
+        }
         arm_effect(e.world, self.arm)
     }
 

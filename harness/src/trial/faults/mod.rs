@@ -234,6 +234,9 @@ fn needs_change(site: &SiteSpec, change: SiteChange) -> Option<&'static str> {
         SiteChange::StaleTab => {
             "changes the object after each render of its page: this site's adapter cannot (Site::can_change(SiteChange::StaleTab))"
         }
+        SiteChange::LookAlike => {
+            "answers the lost effect with a look-alike success: this site's adapter cannot (Site::can_change(SiteChange::LookAlike), Site::look_alike)"
+        }
     })
 }
 
