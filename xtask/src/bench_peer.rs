@@ -1,11 +1,15 @@
 //! `cargo xtask bench-peer [N]`: the drill against its peer, the same nine trials
 //! hand-written with Playwright (`bench/peer/`), interleaved for N rounds (default 6). Prints
 //! each round's wall times and the ratio drill / peer, the median ratio, and where a trial's
-//! time goes on each side. Not part of CI's tests.
+//! time goes on each side, and each side's throughput at that parallelism: trials per minute
+//! and per CPU-minute (the CPU time of its whole process tree, Chromium included). Not part of
+//! CI's tests.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
+
+use crate::cpu_meter::CpuMeter;
 
 /// One side's per-trial time, summed over the trials of every round.
 #[derive(Default)]
@@ -21,6 +25,39 @@ struct Split {
     /// Peak memory (kB), Chromium excluded: the test process, and the largest worker.
     runner_rss_kb: u64,
     worker_rss_kb: u64,
+}
+
+/// One side's runs, whole: wall and CPU seconds, and the trials they ran.
+#[derive(Default)]
+struct Throughput {
+    trials: usize,
+    wall_s: f64,
+    cpu_s: f64,
+    /// Runs whose CPU time the meter could not read (their trials are left out of both).
+    unmetered: usize,
+}
+
+impl Throughput {
+    fn add(&mut self, trials: usize, wall_s: f64, cpu_s: Option<f64>) {
+        match cpu_s {
+            Some(cpu) => {
+                self.trials += trials;
+                self.wall_s += wall_s;
+                self.cpu_s += cpu;
+            }
+            None => self.unmetered += 1,
+        }
+    }
+
+    /// Trials per wall minute, CPU seconds per trial, trials per CPU-minute.
+    fn figures(&self) -> (f64, f64, f64) {
+        let n = self.trials.max(1) as f64;
+        (
+            n * 60.0 / self.wall_s.max(f64::EPSILON),
+            self.cpu_s / n,
+            n * 60.0 / self.cpu_s.max(f64::EPSILON),
+        )
+    }
 }
 
 impl Split {
@@ -101,6 +138,8 @@ pub(crate) fn bench_peer(ws: &Path, rounds: usize) -> Result<(), u8> {
     let _ = std::fs::remove_dir_all(&out);
     let mut ratios = Vec::new();
     let (mut drill_split, mut peer_split) = (Split::default(), Split::default());
+    let (mut drill_rate, mut peer_rate) = (Throughput::default(), Throughput::default());
+    let meter = CpuMeter::new();
     let mut failed = false;
     println!(
         "bench-peer: the drill's {} trials, browser-fault vs Playwright, {rounds} interleaved rounds, two trials at a time\n",
@@ -115,14 +154,15 @@ pub(crate) fn bench_peer(ws: &Path, rounds: usize) -> Result<(), u8> {
         let dir = out.join(format!("r{round}"));
         // Alternate which side goes first, so neither always runs on a warmer machine.
         let (drill, peer_run) = if round % 2 == 1 {
-            let d = run_drill(ws, &dir.join("drill"));
-            (d, run_peer(&peer, &site, &dir.join("peer")))
+            let d = run_drill(ws, &dir.join("drill"), &meter);
+            (d, run_peer(&peer, &site, &dir.join("peer"), &meter))
         } else {
-            let p = run_peer(&peer, &site, &dir.join("peer"));
-            (run_drill(ws, &dir.join("drill")), p)
+            let p = run_peer(&peer, &site, &dir.join("peer"), &meter);
+            (run_drill(ws, &dir.join("drill"), &meter), p)
         };
-        let (drill_s, drill_ok) = drill;
-        let (peer_s, peer_ok) = peer_run;
+        let (drill_s, drill_ok, drill_cpu) = drill;
+        let (peer_s, peer_ok, peer_cpu) = peer_run;
+        let peer_trials_before = peer_split.trials;
         for trial in super::DRILL.iter().map(|(_, t)| *t) {
             let path = dir
                 .join("drill/evidence")
@@ -141,6 +181,12 @@ pub(crate) fn bench_peer(ws: &Path, rounds: usize) -> Result<(), u8> {
         for t in report["trials"].as_array().into_iter().flatten() {
             peer_split.add(t);
         }
+        drill_rate.add(super::DRILL.len(), drill_s, drill_cpu);
+        peer_rate.add(
+            (peer_split.trials - peer_trials_before) as usize,
+            peer_s,
+            peer_cpu,
+        );
         let ratio = drill_s / peer_s.max(f64::EPSILON);
         let note = match (drill_ok, peer_ok) {
             (true, true) => String::new(),
@@ -186,6 +232,20 @@ pub(crate) fn bench_peer(ws: &Path, rounds: usize) -> Result<(), u8> {
         drill_split.runner_rss_kb as f64 / 1024.0,
         drill_split.worker_rss_kb as f64 / 1024.0
     );
+    println!(
+        "\n  throughput, two trials at a time           trials/min   CPU s per trial   trials per CPU-minute"
+    );
+    for (name, rate) in [("browser-fault", &drill_rate), ("Playwright", &peer_rate)] {
+        let (per_min, cpu_per_trial, per_cpu_min) = rate.figures();
+        let unmetered = match rate.unmetered {
+            0 => String::new(),
+            n => format!("  ({n} run(s) unmetered, left out)"),
+        };
+        println!(
+            "  {name:<40} {per_min:>10.1}   {cpu_per_trial:>15.2}   {per_cpu_min:>21.1}{unmetered}"
+        );
+    }
+    println!("  CPU time measured as {}", meter.describe());
     println!("\n  evidence and reports: {}", out.display());
     if failed {
         return Err(fail(
@@ -195,8 +255,9 @@ pub(crate) fn bench_peer(ws: &Path, rounds: usize) -> Result<(), u8> {
     Ok(())
 }
 
-/// `cargo xtask drill`'s trials, as the drill runs them; its wall time and whether it passed.
-fn run_drill(ws: &Path, out: &Path) -> (f64, bool) {
+/// `cargo xtask drill`'s trials, as the drill runs them; its wall time, whether it passed,
+/// and its CPU seconds.
+fn run_drill(ws: &Path, out: &Path, meter: &CpuMeter) -> (f64, bool, Option<f64>) {
     let _ = std::fs::create_dir_all(out);
     let log = log_file(&out.join("drill.log"));
     let started = Instant::now();
@@ -205,16 +266,16 @@ fn run_drill(ws: &Path, out: &Path) -> (f64, bool) {
         .args(super::DRILL.iter().map(|(_, t)| *t))
         .env("BROWSER_FAULT_OUT", out)
         .stdout(log);
-    let ok = super::run(&mut cmd);
-    (started.elapsed().as_secs_f64(), ok)
+    let (ok, cpu) = meter.run(&mut cmd, "drill");
+    (started.elapsed().as_secs_f64(), ok, cpu)
 }
 
-/// The Playwright peer; its wall time and whether every trial passed.
-fn run_peer(peer: &Path, site: &Path, out: &Path) -> (f64, bool) {
+/// The Playwright peer; its wall time, whether every trial passed, and its CPU seconds.
+fn run_peer(peer: &Path, site: &Path, out: &Path, meter: &CpuMeter) -> (f64, bool, Option<f64>) {
     let _ = std::fs::create_dir_all(out);
     let log = log_file(&out.join("peer.log"));
     let started = Instant::now();
-    let ok = super::run(
+    let (ok, cpu) = meter.run(
         Command::new("node")
             .arg(peer.join("peer.js"))
             .arg("--site")
@@ -224,8 +285,9 @@ fn run_peer(peer: &Path, site: &Path, out: &Path) -> (f64, bool) {
             .arg("--out")
             .arg(out.join("evidence"))
             .stderr(log),
+        "peer",
     );
-    (started.elapsed().as_secs_f64(), ok)
+    (started.elapsed().as_secs_f64(), ok, cpu)
 }
 
 /// Where a run's output goes (nowhere, when the file cannot be made).

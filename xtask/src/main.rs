@@ -8,6 +8,7 @@ use std::time::Instant;
 use browser_fault::{BrowserBinaries, PreflightError};
 
 mod bench_peer;
+mod cpu_meter;
 mod soak;
 
 const USAGE: &str = "usage: cargo xtask <drill | test | preflight | matrix [N] | soak [N] [--load] | bench-peer [N] | interrupt-soak [ROUNDS] [SEED]>
