@@ -291,3 +291,56 @@ fn a_removal_cut_short_and_a_making_cut_short_are_finished_and_a_live_making_sta
     assert_eq!(summary.removed_roots, 2);
     assert!(summary.kept.is_empty(), "{:?}", summary.kept);
 }
+
+#[test]
+fn a_root_whose_owner_died_after_its_profiles_were_removed_goes_with_its_strays_killed() {
+    // A SIGKILL of the runner between the cleanup's proven profile removal and the root's
+    // own: the journal, an empty store, the proxy's marks, the workers' TMPDIRs (one with a
+    // Chromium temp folder), a worker's socket and the scratch folder. A process of the
+    // dead run that still names the root (its TMPDIR there) is killed before the removal.
+    let base = tempfile::tempdir().unwrap();
+    let left = base.path().join("ac0d7f1d");
+    let cluttered = base.path().join("cluttrd3");
+    owned_by_a_dead_process(&[&left, &cluttered]);
+    for root in [&left, &cluttered] {
+        let journal = Journal::open(&root.join("journal.sqlite3")).unwrap();
+        journal
+            .create_run(&NewRun::new("dead-run", "s", "t"))
+            .unwrap();
+        ProfileStore::open(root.join("profiles")).unwrap();
+        std::fs::create_dir_all(root.join("network")).unwrap();
+        std::fs::write(root.join("network/effect_sent"), b"").unwrap();
+        std::fs::create_dir_all(root.join("tmp-w1/org.chromium.Chromium.aBcDeF")).unwrap();
+        std::fs::create_dir_all(root.join("tmp-w2")).unwrap();
+        std::fs::create_dir_all(root.join("scratch")).unwrap();
+        drop(std::os::unix::net::UnixListener::bind(root.join("w1.sock")).unwrap());
+    }
+    std::fs::write(cluttered.join("notes.txt"), b"not ours to judge").unwrap();
+    let mut stray = Command::new("sleep")
+        .arg("600")
+        .env("TMPDIR", left.join("tmp-w1"))
+        .spawn()
+        .unwrap();
+
+    let summary = sweep_stale_roots(base.path());
+
+    assert!(!left.exists(), "the dead run's leftovers are removed");
+    assert_eq!(summary.removed_roots, 1, "{:?}", summary.kept);
+    let status = stray.try_wait().unwrap();
+    let status = status.unwrap_or_else(|| stray.wait().unwrap());
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9),
+        "the stray naming the root was SIGKILLed"
+    );
+    assert!(
+        cluttered.join("notes.txt").exists(),
+        "a root holding anything the harness does not make is kept"
+    );
+    assert!(
+        summary
+            .kept
+            .iter()
+            .any(|(p, why)| p == &cluttered && why == "no owned profile")
+    );
+}

@@ -190,6 +190,56 @@ pub(crate) fn uses_profile(pid: u32, profile_dir: &Path) -> bool {
     })
 }
 
+/// The byte strings by which a process names `path` in its environment or command line:
+/// the path as given and, where it differs, its canonical form.
+pub(crate) fn path_needles(path: &Path) -> Vec<Vec<u8>> {
+    let mut needles = vec![path.as_os_str().as_encoded_bytes().to_vec()];
+    if let Ok(canonical) = std::fs::canonicalize(path) {
+        let canonical = canonical.as_os_str().as_encoded_bytes().to_vec();
+        if canonical != needles[0] {
+            needles.push(canonical);
+        }
+    }
+    needles
+}
+
+/// The live (not zombie) processes, other than `me`, that are in one of `groups` or whose
+/// environment or command line holds one of `needles` (a trial root: chromedrivers and
+/// Chromiums run with `TMPDIR` in it and their profile in it): (pid, process group).
+pub(crate) fn processes_naming(needles: &[Vec<u8>], groups: &[u32], me: u32) -> Vec<(u32, u32)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != me)
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // `pid (comm) S ppid pgid …`: the name may hold anything but a last ')'.
+            let mut rest = stat.get(stat.rfind(')')? + 2..)?.split(' ');
+            let state = rest.next()?;
+            let pgid: u32 = rest.nth(1)?.parse().ok()?;
+            if state == "Z" || state == "X" {
+                return None;
+            }
+            let ours = groups.contains(&pgid)
+                || [
+                    format!("/proc/{pid}/environ"),
+                    format!("/proc/{pid}/cmdline"),
+                ]
+                .iter()
+                .filter_map(|f| std::fs::read(f).ok())
+                .any(|bytes| needles.iter().any(|n| contains(&bytes, n)));
+            ours.then_some((pid, pgid))
+        })
+        .collect()
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
 /// SIGKILLs one process (no-op when it is gone).
 pub(crate) fn kill_pid(pid: u32) {
     let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
@@ -317,5 +367,18 @@ mod command_line_tests {
             b"chromium\0--user-data-dir=/tmp/r/profiles/p-2\0",
             needle
         ));
+    }
+}
+
+#[cfg(test)]
+mod needle_tests {
+    use super::contains;
+
+    #[test]
+    fn a_root_is_found_anywhere_in_an_environment_block() {
+        let environ = b"HOME=/root\0TMPDIR=/tmp/browser-fault-0/0a1b2c3d/tmp-w1\0";
+        assert!(contains(environ, b"/tmp/browser-fault-0/0a1b2c3d"));
+        assert!(!contains(environ, b"/tmp/browser-fault-0/ffffffff"));
+        assert!(!contains(environ, b""));
     }
 }

@@ -259,19 +259,16 @@ const TRIALS_STOP_WITHIN: Duration = Duration::from_secs(3);
 /// `TMPDIR`). Nothing new starts meanwhile, so the scan converges. Returns (processes
 /// killed, processes still alive).
 async fn kill_run_processes(roots: &[PathBuf], groups: &[u32], within: Duration) -> (usize, usize) {
-    let mut needles: Vec<Vec<u8>> = Vec::new();
-    for root in roots {
-        needles.push(root.as_os_str().as_encoded_bytes().to_vec());
-        if let Ok(canonical) = std::fs::canonicalize(root) {
-            needles.push(canonical.as_os_str().as_encoded_bytes().to_vec());
-        }
-    }
+    let needles: Vec<Vec<u8>> = roots
+        .iter()
+        .flat_map(|r| process::path_needles(r))
+        .collect();
     let me = std::process::id();
     let my_group = nix::unistd::getpgrp().as_raw().unsigned_abs();
     let mut killed = BTreeSet::new();
     let deadline = Instant::now() + within;
     loop {
-        let alive = run_processes(&needles, groups, me);
+        let alive = process::processes_naming(&needles, groups, me);
         if alive.is_empty() {
             return (killed.len(), 0);
         }
@@ -288,53 +285,5 @@ async fn kill_run_processes(roots: &[PathBuf], groups: &[u32], within: Duration)
             killed.insert(pid);
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-/// The live (not zombie) processes of the run: (pid, process group).
-fn run_processes(needles: &[Vec<u8>], groups: &[u32], me: u32) -> Vec<(u32, u32)> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| *pid != me)
-        .filter_map(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // `pid (comm) S ppid pgid …`: the name may hold anything but a last ')'.
-            let mut rest = stat.get(stat.rfind(')')? + 2..)?.split(' ');
-            let state = rest.next()?;
-            let pgid: u32 = rest.nth(1)?.parse().ok()?;
-            if state == "Z" || state == "X" {
-                return None;
-            }
-            let ours = groups.contains(&pgid)
-                || [
-                    format!("/proc/{pid}/environ"),
-                    format!("/proc/{pid}/cmdline"),
-                ]
-                .iter()
-                .filter_map(|f| std::fs::read(f).ok())
-                .any(|bytes| needles.iter().any(|n| contains(&bytes, n)));
-            ours.then_some((pid, pgid))
-        })
-        .collect()
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::contains;
-
-    #[test]
-    fn a_root_is_found_anywhere_in_an_environment_block() {
-        let environ = b"HOME=/root\0TMPDIR=/tmp/browser-fault-0/0a1b2c3d/tmp-w1\0";
-        assert!(contains(environ, b"/tmp/browser-fault-0/0a1b2c3d"));
-        assert!(!contains(environ, b"/tmp/browser-fault-0/ffffffff"));
-        assert!(!contains(environ, b""));
     }
 }

@@ -1,6 +1,7 @@
 //! The orphan sweep at the start of a run: trial roots left by earlier runs whose test
 //! process died (a SIGKILLed `cargo test`, a power cut) are cleaned, conservatively.
 
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use crate::browser::process;
@@ -203,11 +204,21 @@ fn sweep_root(root: &Path, summary: &mut SweepSummary) {
     };
     let run_ids = run_ids(&store);
     if run_ids.is_empty() {
-        // A root being set up has its journal before its first owned profile. Its owner
-        // marker says whether its maker lives (another test process: nextest runs one per
-        // trial); one that died there left nothing a browser ever used.
-        if root_owner_alive(root) == Some(false) && holds_only_setup(root) {
+        // A root has no owned profile before its first one is made and after its last one
+        // was removed with proof (a SIGKILL between that removal and the root's own). Its
+        // owner marker says whether its maker lives (another test process: nextest runs one
+        // per trial); one that died left only what the harness makes in a root, and the
+        // processes it started that may have outlived it are killed before anything goes.
+        if root_owner_alive(root) == Some(false) && holds_only_trial_leftovers(root) {
             drop(journal);
+            let alive = kill_processes_naming(root);
+            if alive > 0 {
+                summary.kept.push((
+                    root.to_owned(),
+                    format!("{alive} process(es) of its dead run would not die"),
+                ));
+                return;
+            }
             if remove_root(root).is_ok() {
                 summary.removed_roots += 1;
             }
@@ -239,6 +250,14 @@ fn sweep_root(root: &Path, summary: &mut SweepSummary) {
     }
     if store.profile_dirs().is_empty() {
         drop(journal);
+        let alive = kill_processes_naming(root);
+        if alive > 0 {
+            summary.kept.push((
+                root.to_owned(),
+                format!("{alive} process(es) of its dead run would not die"),
+            ));
+            return;
+        }
         if remove_root(root).is_ok() {
             summary.removed_roots += 1;
         }
@@ -263,17 +282,12 @@ fn only_owner_marker(root: &Path) -> bool {
     seen
 }
 
-/// Whether `root` holds only what a trial makes before its first profile is owned: its owner
-/// marker, its journal (with SQLite's side files) and a profile store whose folders are
-/// empty or hold a marker still being written. No symlink, nothing else.
-fn holds_only_setup(root: &Path) -> bool {
-    const FILES: [&str; 5] = [
-        ROOT_OWNER_FILE,
-        "journal.sqlite3",
-        "journal.sqlite3-wal",
-        "journal.sqlite3-shm",
-        "journal.sqlite3-journal",
-    ];
+/// Whether `root` holds only what the harness makes in a trial root, with no owned profile
+/// in its store: its owner marker, its journals (with SQLite's side files), the workers'
+/// sockets, its `network` marks, its `scratch` and `tmp-*` folders (the workers' `TMPDIR`)
+/// and a profile store whose folders are empty or hold a marker still being written. No
+/// symlink at the top, nothing else: a root holding more is kept.
+fn holds_only_trial_leftovers(root: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(root) else {
         return false;
     };
@@ -283,14 +297,56 @@ fn holds_only_setup(root: &Path) -> bool {
             return false;
         };
         let name = entry.file_name();
+        let name = name.to_string_lossy();
         if kind.is_file() {
-            FILES.iter().any(|f| name == *f)
+            name == ROOT_OWNER_FILE || is_journal_file(&name)
+        } else if kind.is_socket() {
+            is_worker_socket(&name)
         } else if kind.is_dir() && name == "profiles" {
             profiles_hold_no_profile(&entry.path())
+        } else if kind.is_dir() {
+            name == "network" || name == "scratch" || name.starts_with("tmp-")
         } else {
             false
         }
     })
+}
+
+/// A journal of the trial (`journal.sqlite3`, a fault's `account-switch.sqlite3`) or one of
+/// SQLite's side files of it.
+fn is_journal_file(name: &str) -> bool {
+    ["journal.sqlite3", "account-switch.sqlite3"]
+        .iter()
+        .any(|j| {
+            name.strip_prefix(j)
+                .is_some_and(|rest| ["", "-wal", "-shm", "-journal"].contains(&rest))
+        })
+}
+
+/// A worker's control socket: `w<incarnation>.sock`.
+fn is_worker_socket(name: &str) -> bool {
+    name.strip_prefix('w')
+        .and_then(|n| n.strip_suffix(".sock"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// SIGKILLs every live process whose environment or command line names `root` (a browser or
+/// chromedriver of a dead run, with its `TMPDIR` there) and waits for them to die; returns
+/// how many are still alive after the wait.
+fn kill_processes_naming(root: &Path) -> usize {
+    let needles = process::path_needles(root);
+    let me = std::process::id();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(1500);
+    loop {
+        let alive = process::processes_naming(&needles, &[], me);
+        if alive.is_empty() || std::time::Instant::now() >= deadline {
+            return alive.len();
+        }
+        for (pid, _) in alive {
+            process::kill_pid(pid);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// Whether a profile store holds nothing but folders without an owner marker, each empty or
