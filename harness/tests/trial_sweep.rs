@@ -314,6 +314,13 @@ fn a_root_whose_owner_died_after_its_profiles_were_removed_goes_with_its_strays_
         std::fs::create_dir_all(root.join("tmp-w2")).unwrap();
         std::fs::create_dir_all(root.join("scratch")).unwrap();
         drop(std::os::unix::net::UnixListener::bind(root.join("w1.sock")).unwrap());
+        // The cleanup cut short between the profile's removal and its backups'.
+        std::fs::create_dir_all(root.join("profiles/.backups/p-dead-run/before")).unwrap();
+        std::fs::write(
+            root.join("profiles/.backups/p-dead-run/before/Cookies"),
+            b"a copy",
+        )
+        .unwrap();
     }
     std::fs::write(cluttered.join("notes.txt"), b"not ours to judge").unwrap();
     let mut stray = Command::new("sleep")

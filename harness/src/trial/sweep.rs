@@ -350,7 +350,9 @@ fn kill_processes_naming(root: &Path) -> usize {
 }
 
 /// Whether a profile store holds nothing but folders without an owner marker, each empty or
-/// holding the marker's temporary file ([`ProfileStore::create`] cut short).
+/// holding the marker's temporary file ([`ProfileStore::create`] cut short), and the store's
+/// own hidden folders: `.backups` (a removal cut short between a profile and its backups)
+/// and `.restore-*` (a restore cut short).
 fn profiles_hold_no_profile(store: &Path) -> bool {
     let tmp_prefix = format!("{}.tmp-", crate::profile::OWNER_MARKER_FILE);
     let Ok(entries) = std::fs::read_dir(store) else {
@@ -360,6 +362,11 @@ fn profiles_hold_no_profile(store: &Path) -> bool {
         let Ok(entry) = entry else { return false };
         if !entry.file_type().is_ok_and(|t| t.is_dir()) {
             return false;
+        }
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name == crate::profile::BACKUPS_DIR || name.starts_with(".restore-") {
+            return true;
         }
         let Ok(inner) = std::fs::read_dir(entry.path()) else {
             return false;
