@@ -12,7 +12,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use browser_fault::prelude::*;
@@ -52,11 +52,100 @@ pub enum Tracker {
 }
 
 impl Tracker {
-    fn server(self) -> Result<&'static Server, SiteError> {
+    /// The `slot`th tracker of this kind, started the first time.
+    fn server(self, slot: usize) -> Result<&'static Server, SiteError> {
         match self {
-            Tracker::Plain => server(),
-            Tracker::Https => https_server(),
+            Tracker::Plain => server(slot),
+            Tracker::Https => https_server(slot),
         }
+    }
+
+    fn pool(self) -> &'static Pool {
+        static POOLS: [Pool; 2] = [Pool::new(), Pool::new()];
+        &POOLS[self as usize]
+    }
+
+    /// Takes a tracker of this kind that no other trial holds, starting it the first time;
+    /// waits while every one is held. Held until the lease is dropped.
+    fn lease(self) -> Result<TrackerLease, SiteError> {
+        let pool = self.pool();
+        let mut busy = lock(&pool.busy);
+        let deadline = Instant::now() + LEASE_WAIT;
+        let slot = loop {
+            if let Some(slot) = busy.iter().position(|b| !b) {
+                break slot;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(SiteError::Unsupported(
+                    "a Roundup tracker of its own: every one was held for too long",
+                ));
+            }
+            busy = pool
+                .freed
+                .wait_timeout(busy, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        };
+        busy[slot] = true;
+        drop(busy);
+        // Held from here on: a failed start frees the slot again.
+        let lease = TrackerLease {
+            tracker: self,
+            slot,
+        };
+        self.server(slot)?;
+        Ok(lease)
+    }
+}
+
+/// How many trackers of each kind this process may run: one per trial at a time
+/// ([`TRIALS_AT_ONCE`]), each trial holding its own for as long as it runs.
+const TRACKERS: usize = 2;
+
+/// How many trials may run at once: each holds a tracker of its own, so a trial's ledger,
+/// its password rotation and its moved sessions are the trial's alone.
+pub const TRIALS_AT_ONCE: usize = TRACKERS;
+
+/// How long a trial waits for a tracker before it fails (only a trial run beside more
+/// than [`TRIALS_AT_ONCE`] others waits at all).
+const LEASE_WAIT: Duration = Duration::from_secs(300);
+
+/// Which trackers of one kind are held.
+struct Pool {
+    busy: Mutex<[bool; TRACKERS]>,
+    freed: Condvar,
+}
+
+impl Pool {
+    const fn new() -> Pool {
+        Pool {
+            busy: Mutex::new([false; TRACKERS]),
+            freed: Condvar::new(),
+        }
+    }
+}
+
+/// One trial's hold on one tracker: taken when the harness asks the site spec for its
+/// origin (once per trial, in the test process only), given back when the spec is dropped
+/// at the trial's end.
+#[derive(Debug)]
+struct TrackerLease {
+    tracker: Tracker,
+    slot: usize,
+}
+
+impl TrackerLease {
+    fn server(&self) -> Result<&'static Server, SiteError> {
+        self.tracker.server(self.slot)
+    }
+}
+
+impl Drop for TrackerLease {
+    fn drop(&mut self) {
+        let pool = self.tracker.pool();
+        lock(&pool.busy)[self.slot] = false;
+        pool.freed.notify_one();
     }
 }
 
@@ -64,6 +153,10 @@ impl Tracker {
 #[derive(Debug, Default)]
 pub struct Roundup {
     tracker: Tracker,
+    /// The tracker this trial holds, once the harness asked for the site's origin: the
+    /// test-side methods (the ledger, the changes, the reset) read it; the browser-side ones
+    /// use paths on the page's own origin and never need it.
+    lease: Arc<OnceLock<TrackerLease>>,
     http: Http,
     /// The text of every note read so far, by message id: a note never changes, so each is
     /// fetched once (the REST collection gives a link to its content, not the content).
@@ -75,8 +168,35 @@ impl Roundup {
     pub fn over_https() -> Roundup {
         Roundup {
             tracker: Tracker::Https,
+            lease: Arc::default(),
             http: https_authority().http(),
             notes: Mutex::default(),
+        }
+    }
+
+    /// The tracker this trial holds.
+    fn server(&self) -> Result<&'static Server, SiteError> {
+        self.lease
+            .get()
+            .ok_or(SiteError::Unsupported(
+                "reach the tracker before the trial took one",
+            ))?
+            .server()
+    }
+
+    /// The site spec's start: takes a tracker for the trial (once) and names its origin.
+    fn starter(&self) -> impl Fn() -> Result<String, SiteError> + Send + Sync + 'static {
+        let tracker = self.tracker;
+        let lease = self.lease.clone();
+        move || {
+            if let Some(held) = lease.get() {
+                return Ok(held.server()?.origin.clone());
+            }
+            let taken = tracker.lease()?;
+            let origin = taken.server()?.origin.clone();
+            // Called once per trial; a second call would find the first's lease above.
+            let _ = lease.set(taken);
+            Ok(origin)
         }
     }
 
@@ -251,7 +371,7 @@ impl Site for Roundup {
     }
 
     async fn ledger(&self) -> Result<Vec<RemoteEffect>, SiteError> {
-        let origin = self.tracker.server()?.origin.clone();
+        let origin = self.server()?.origin.clone();
         let url =
             format!("{origin}{TRACKER}/rest/data/issue?@fields=title,creator,messages&@verbose=2");
         let body: Value = self
@@ -327,7 +447,7 @@ impl Site for Roundup {
             .ok_or(SiteError::Unsupported("a look-alike without its key"))?;
         let title = format!("{SUBJECT} [rk:{key}]");
         let out = run_hook(
-            self.tracker,
+            self.server()?,
             "look_alike.py",
             &[&of.account.username, &title],
             None,
@@ -349,12 +469,13 @@ impl Site for Roundup {
         match (change, of.new_password, of.other_account) {
             (SiteChange::RotatePassword, Some(new), _) => {
                 // Marked first: a rotation that fails halfway is put back all the same.
-                *lock(&ROTATED) = Some(of.account.username.clone());
-                set_password(self.tracker, &of.account.username, new).await
+                let server = self.server()?;
+                *lock(&server.rotated) = Some(of.account.username.clone());
+                set_password(server, &of.account.username, new).await
             }
             // A moved session needs no undoing: every trial signs in with a new profile.
             (SiteChange::SessionToOtherAccount, _, Some(other)) => run_hook(
-                self.tracker,
+                self.server()?,
                 "move_sessions.py",
                 &[&of.account.username, &other.username],
                 None,
@@ -368,18 +489,16 @@ impl Site for Roundup {
     /// Puts back the password a rotation changed (nothing else of a trial lasts: each files
     /// its issues under its own keys, and every trial signs in with a new profile).
     async fn reset(&self) -> Result<(), SiteError> {
-        let Some(user) = lock(&ROTATED).take() else {
+        let server = self.server()?;
+        let Some(user) = lock(&server.rotated).take() else {
             return Ok(());
         };
         let Some((_, password)) = [ALICE, BOB].into_iter().find(|(name, _)| *name == user) else {
             return Ok(());
         };
-        set_password(self.tracker, &user, &Secret::new(password)).await
+        set_password(server, &user, &Secret::new(password)).await
     }
 }
-
-/// The account a rotation changed the password of, until a reset puts it back.
-static ROTATED: Mutex<Option<String>> = Mutex::new(None);
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -388,22 +507,21 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Sets `user`'s password on the tracker and signs out every session of `user`, through
 /// `set_password.py` (Roundup's own API, run with the tracker's Python): the password goes
 /// on its standard input, never on its command line.
-async fn set_password(tracker: Tracker, user: &str, password: &Secret) -> Result<(), SiteError> {
-    run_hook(tracker, "set_password.py", &[user], Some(password))
+async fn set_password(server: &Server, user: &str, password: &Secret) -> Result<(), SiteError> {
+    run_hook(server, "set_password.py", &[user], Some(password))
         .await
         .map(drop)
 }
 
-/// Runs the test hook `script` of `suites/apps/roundup` on this process's tracker with
-/// `args`, `secret` (if any) on its standard input; returns what it printed.
+/// Runs the test hook `script` of `suites/apps/roundup` on `server`'s tracker with `args`,
+/// `secret` (if any) on its standard input; returns what it printed.
 async fn run_hook(
-    tracker: Tracker,
+    server: &Server,
     script: &str,
     args: &[&str],
     secret: Option<&Secret>,
 ) -> Result<String, SiteError> {
     use tokio::io::AsyncWriteExt;
-    let server = tracker.server()?;
     let failed = |why: String| SiteError::Reply {
         url: format!("{script} {}", args.join(" ")),
         why,
@@ -457,15 +575,18 @@ pub struct Server {
     _serve: Mutex<Child>,
     /// The tracker's folder (`tracker/`, `venv/`), removed with this.
     dir: PathBuf,
+    /// The account a rotation changed the password of, until a reset puts it back.
+    rotated: Mutex<Option<String>>,
     _dir: tempfile::TempDir,
 }
 
-/// The tracker of this process, installed and started the first time (installing takes
-/// about 10 s, starting about 1 s). Only the test process calls it (through
-/// [`SiteSpec::started`]), never a worker.
-pub fn server() -> Result<&'static Server, SiteError> {
-    static SERVER: OnceLock<Result<Server, RoundupError>> = OnceLock::new();
-    SERVER
+/// The `slot`th tracker of this process (`slot` below [`TRIALS_AT_ONCE`]), installed and
+/// started the first time (installing takes about 10 s, starting about 1 s). Only the test
+/// process calls it (through [`SiteSpec::started`]), never a worker.
+pub fn server(slot: usize) -> Result<&'static Server, SiteError> {
+    static SERVERS: [OnceLock<Result<Server, RoundupError>>; TRACKERS] =
+        [const { OnceLock::new() }; TRACKERS];
+    SERVERS[slot]
         .get_or_init(|| start(None))
         .as_ref()
         .map_err(|e| SiteError::adapter(e.clone()))
@@ -485,9 +606,10 @@ pub fn https_authority() -> &'static Authority {
 /// as a staging deployment is: a TLS front on 127.0.0.1 (its certificate signed by an
 /// authority of its own) before a tracker whose `web` setting is the front's URL, so every
 /// URL Roundup builds, and every origin its CSRF check expects, is the HTTPS one.
-pub fn https_server() -> Result<&'static Server, SiteError> {
-    static SERVER: OnceLock<Result<Server, RoundupError>> = OnceLock::new();
-    SERVER
+pub fn https_server(slot: usize) -> Result<&'static Server, SiteError> {
+    static SERVERS: [OnceLock<Result<Server, RoundupError>>; TRACKERS] =
+        [const { OnceLock::new() }; TRACKERS];
+    SERVERS[slot]
         .get_or_init(|| {
             let front = HttpsFront::bind(HTTPS_HOST).map_err(io("bind the TLS front"))?;
             start(Some(front))
@@ -632,6 +754,7 @@ fn start(front: Option<BoundFront>) -> Result<Server, RoundupError> {
         front,
         _serve: Mutex::new(serve),
         dir: dir.path().to_owned(),
+        rotated: Mutex::default(),
         _dir: dir,
     })
 }
@@ -653,31 +776,25 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 /// The scenarios' site: the tracker, acting as alice; bob is the other account an account
 /// switch signs the profile in as.
 pub fn roundup_site() -> SiteSpec {
-    SiteSpec::started(
-        || Ok(server()?.origin.clone()),
-        Roundup::default(),
-        account(ALICE),
-    )
-    .other_account(account(BOB))
-    .with_secrets([ADMIN.1.to_owned()])
+    let site = Roundup::default();
+    SiteSpec::started(site.starter(), site, account(ALICE))
+        .other_account(account(BOB))
+        .with_secrets([ADMIN.1.to_owned()])
 }
 
 /// The scenarios' site over HTTPS: the second tracker, at `https://tracker.example.test:PORT`,
 /// which the fault proxy resolves to 127.0.0.1 and whose front's authority it trusts, as it
 /// would a user's staging site.
 pub fn roundup_https_site() -> SiteSpec {
-    SiteSpec::started(
-        || Ok(https_server()?.origin.clone()),
-        Roundup::over_https(),
-        account(ALICE),
-    )
-    .resolve(
-        HTTPS_HOST,
-        std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
-    )
-    .trust_root_pem(https_authority().ca_pem())
-    .other_account(account(BOB))
-    .with_secrets([ADMIN.1.to_owned()])
+    let site = Roundup::over_https();
+    SiteSpec::started(site.starter(), site, account(ALICE))
+        .resolve(
+            HTTPS_HOST,
+            std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+        )
+        .trust_root_pem(https_authority().ca_pem())
+        .other_account(account(BOB))
+        .with_secrets([ADMIN.1.to_owned()])
 }
 
 /// Opens the new-issue form, signing in first when the tracker shows its sign-in form.

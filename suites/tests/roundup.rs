@@ -8,7 +8,9 @@
 //! the blind-retry, trusting, credulous and password-pasting agents must be caught, each by
 //! the intended invariant only.
 //! What Roundup cannot show (the bundled site's interstitials, a credential rotation…) is
-//! listed as ignored with its reason. Trials take turns: they share one tracker.
+//! listed as ignored with its reason. Two trials run at a time, each on a tracker of its own
+//! (`roundup::TRIALS_AT_ONCE`): a trial's ledger, rotated password and moved sessions are
+//! its alone.
 
 use browser_fault::oracle::Invariant;
 use browser_fault::prelude::*;
@@ -145,8 +147,10 @@ const CAUGHT: &[(&str, &[Invariant])] = &[
 fn main() {
     browser_fault::runner::enter_worker_role_if_asked();
     let (mut args, filters) = browser_fault::runner::arguments(std::env::args());
-    // One tracker for every trial: its ledger is judged per trial, so they take turns.
-    args.test_threads = Some(1);
+    // A tracker per trial at a time: each trial holds one alone while it runs (its ledger
+    // judged per trial, its changes undone by the next trial's reset on it).
+    let asked = args.test_threads.unwrap_or(roundup::TRIALS_AT_ONCE);
+    args.test_threads = Some(asked.clamp(1, roundup::TRIALS_AT_ONCE));
     let mut settings = TrialSettings::from_env();
     settings.snapshot_dir = None;
     let all: Vec<trial::Trial> = browser_fault::trial::scenarios()

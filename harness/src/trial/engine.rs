@@ -47,6 +47,9 @@ async fn run_trial_unguarded(
     let scenario = trial.scenario;
     let unit = faults::unit(trial.plan).ok_or_else(|| TrialError::UnknownPlan(name.clone()))?;
     let evidence_dir = settings.evidence_dir(&name);
+    // The trial's evidence folder is its own until it ends: another run of the same trial
+    // into the same out folder waits rather than writing over it.
+    let _evidence_held = settings.hold(&name).await.map_err(folders_err)?;
     let _ = std::fs::remove_dir_all(&evidence_dir);
     std::fs::create_dir_all(&evidence_dir).map_err(folders_err)?;
     let root = settings

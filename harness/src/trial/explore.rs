@@ -291,11 +291,24 @@ async fn recorded(
     settings: &TrialSettings,
 ) -> Result<Vec<WorkerRecording>, ExploreError> {
     let path = cache_path(trial, settings);
-    if let Some(known) = path
-        .as_ref()
-        .and_then(|p| std::fs::read(p).ok())
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-    {
+    let cached = || {
+        path.as_ref()
+            .and_then(|p| std::fs::read(p).ok())
+            .and_then(|bytes| serde_json::from_slice::<Vec<WorkerRecording>>(&bytes).ok())
+    };
+    if let Some(known) = cached() {
+        return Ok(known);
+    }
+    // One recording of a trial at a time, in this process and in any other of the same
+    // out folder: whoever waited finds the first one's in the cache.
+    let _held = settings
+        .hold(&format!("recording::{}", trial.name()))
+        .await
+        .map_err(|e| ExploreError::Recording {
+            trial: trial.name(),
+            source: Box::new(super::error::folders_err(e)),
+        })?;
+    if let Some(known) = cached() {
         return Ok(known);
     }
     // A recording's evidence stays apart from the run's (reports merge the run's folder).
@@ -330,7 +343,11 @@ async fn recorded(
         && let Ok(json) = serde_json::to_vec(&recordings)
     {
         // Whole or not at all: another process may read it at any moment.
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        let tmp = path.with_extension(format!(
+            "tmp{}-{:08x}",
+            std::process::id(),
+            rand::random::<u32>()
+        ));
         if std::fs::write(&tmp, json).is_ok() {
             let _ = std::fs::rename(&tmp, &path);
         }

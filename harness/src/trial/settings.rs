@@ -71,6 +71,31 @@ impl TrialSettings {
     pub fn evidence_dir(&self, trial_name: &str) -> PathBuf {
         self.out_dir.join("evidence").join(file_name(trial_name))
     }
+
+    /// Takes the out folder's lock named `what` (a trial's evidence folder, a recording's
+    /// cache entry), across threads and processes: two runs that would write the same files
+    /// at once (nextest's test processes, a suite's cases side by side) take turns. Held
+    /// until the returned file is dropped; the lock files stay in `<out>/.locks`.
+    pub(crate) async fn hold(&self, what: &str) -> std::io::Result<std::fs::File> {
+        let path = self
+            .out_dir
+            .join(".locks")
+            .join(format!("{}.lock", file_name(what)));
+        tokio::task::spawn_blocking(move || {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(false)
+                .open(&path)?;
+            file.lock()?;
+            Ok(file)
+        })
+        .await
+        .map_err(std::io::Error::other)?
+    }
 }
 
 /// A trial name as a file name: `a::b::c` → `a__b__c`.
@@ -188,6 +213,29 @@ mod tests {
         let nested = root.path().join("b");
         manifest(&nested, "[package]\nname = \"b\"\n\n[workspace]\n");
         assert_eq!(workspace_root_of(&nested), nested);
+    }
+
+    #[tokio::test]
+    async fn a_held_name_is_refused_to_every_other_holder_until_it_is_dropped() {
+        let out = tempfile::tempdir().unwrap();
+        let mut settings = TrialSettings::from_env();
+        settings.out_dir = out.path().to_owned();
+        let held = settings
+            .hold("send_message::after_click::landed")
+            .await
+            .unwrap();
+        let path = out
+            .path()
+            .join(".locks/send_message__after_click__landed.lock");
+        let other = std::fs::File::open(&path).unwrap();
+        assert!(
+            matches!(other.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
+            "another open of the lock waits while the name is held"
+        );
+        // Another name is another lock.
+        drop(settings.hold("send_message::after_login").await.unwrap());
+        drop(held);
+        other.try_lock().expect("free once the holder is dropped");
     }
 
     #[test]
