@@ -211,17 +211,7 @@ fn sweep_root(root: &Path, summary: &mut SweepSummary) {
         // processes it started that may have outlived it are killed before anything goes.
         if root_owner_alive(root) == Some(false) && holds_only_trial_leftovers(root) {
             drop(journal);
-            let alive = kill_processes_naming(root);
-            if alive > 0 {
-                summary.kept.push((
-                    root.to_owned(),
-                    format!("{alive} process(es) of its dead run would not die"),
-                ));
-                return;
-            }
-            if remove_root(root).is_ok() {
-                summary.removed_roots += 1;
-            }
+            remove_contained_root(root, summary);
             return;
         }
         summary
@@ -250,17 +240,21 @@ fn sweep_root(root: &Path, summary: &mut SweepSummary) {
     }
     if store.profile_dirs().is_empty() {
         drop(journal);
-        let alive = kill_processes_naming(root);
-        if alive > 0 {
-            summary.kept.push((
-                root.to_owned(),
-                format!("{alive} process(es) of its dead run would not die"),
-            ));
-            return;
-        }
-        if remove_root(root).is_ok() {
-            summary.removed_roots += 1;
-        }
+        remove_contained_root(root, summary);
+    }
+}
+
+/// Removes the dead run's `root` once no process names it any more (its leftovers killed
+/// and seen dead); keeps it, saying so, while one lives on.
+fn remove_contained_root(root: &Path, summary: &mut SweepSummary) {
+    let alive = kill_processes_naming(root);
+    if alive > 0 {
+        summary.kept.push((
+            root.to_owned(),
+            format!("{alive} process(es) of its dead run would not die"),
+        ));
+    } else if remove_root(root).is_ok() {
+        summary.removed_roots += 1;
     }
 }
 
