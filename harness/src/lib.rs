@@ -228,9 +228,10 @@ pub mod _internal {
     }
     /// The fault proxy.
     pub mod proxy {
+        pub use crate::proxy::interstitial::CONTINUE_PATH;
         pub use crate::proxy::{
             DeclaredOrigin, EffectFault, EffectMatcher, Exchange, ExchangeObserver, FaultProxy,
-            ProxiedRequest, SecretKind, SignInPredicate, Upstreams,
+            Interstitial, ProxiedRequest, SecretKind, SignInPredicate, Upstreams,
         };
     }
     /// A worker outside any trial.

@@ -16,7 +16,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use browser_fault::_internal::proxy::{
-    EffectFault, EffectMatcher, FaultProxy, ProxiedRequest, SecretKind,
+    CONTINUE_PATH, EffectFault, EffectMatcher, FaultProxy, Interstitial, ProxiedRequest, SecretKind,
 };
 use futures_util::FutureExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -560,6 +560,80 @@ async fn expired_cookies_are_stripped_and_fresh_ones_pass() {
     );
     let page = s.page(Some("session=s2; a=9; b=2; c=3")).await;
     assert_eq!(line(&page, "cookie"), "session=s2; a=9; c=3");
+    s.proxy.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interstitial_stands_before_pages_and_changes_until_a_browser_clicks_through() {
+    let s = Setup::new().await;
+    let navigate = |cookie: Option<&str>| {
+        let mut request = s
+            .client
+            .get(s.url("/page?x=1"))
+            .header("sec-fetch-dest", "document")
+            .header(header::ACCEPT, "text/html");
+        if let Some(cookie) = cookie {
+            request = request.header(header::COOKIE, cookie.to_owned());
+        }
+        bounded("navigate", request.send())
+    };
+    // Nothing stands yet: the page is the site's.
+    let before = navigate(None).await.unwrap();
+    assert_eq!(line(&before.text().await.unwrap(), "cookie"), "-");
+    assert_eq!(s.proxy.interstitials_shown(), 0);
+
+    s.proxy.show_interstitial(Interstitial::SignIn);
+    let shown = navigate(Some("sid=1")).await.unwrap();
+    assert_eq!(shown.status(), 200);
+    let html = shown.text().await.unwrap();
+    assert!(html.contains("data-page=\"login-interstitial\""), "{html}");
+    assert!(html.contains("button id=\"continue\""), "{html}");
+    // A change is refused with it and never reaches the site; a read that is not a
+    // navigation passes.
+    let refused = s.post_now("/effect", "hello").await.unwrap();
+    assert_eq!(refused.status(), 403);
+    assert!(s.up.accepted().is_empty());
+    assert_eq!(line(&s.page(Some("sid=1")).await, "cookie"), "sid=1");
+    assert_eq!(s.proxy.interstitials_shown(), 2);
+
+    // The button: a redirect back to the page asked for, with the cookie that clears it.
+    let action = html
+        .split("action=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap();
+    assert!(action.starts_with(CONTINUE_PATH), "{action}");
+    let through = s.post_now(action, "").await.unwrap();
+    assert_eq!(through.status(), 303);
+    assert_eq!(through.headers()[header::LOCATION], "/page?x=1");
+    let cookie = through.headers()[header::SET_COOKIE].to_str().unwrap();
+    let pair = cookie.split(';').next().unwrap().to_owned();
+    // Through: its pages and changes are the site's, and the proxy's cookie never reaches it.
+    let page = navigate(Some(&format!("sid=1; {pair}"))).await.unwrap();
+    assert_eq!(line(&page.text().await.unwrap(), "cookie"), "sid=1");
+    let sent = bounded(
+        "post",
+        s.client
+            .post(s.url("/effect"))
+            .header(header::COOKIE, pair.clone())
+            .body("hello")
+            .send(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(sent.status(), 200);
+    assert_eq!(s.up.accepted(), ["hello"]);
+    // Another browser meets it still; a new interstitial asks the first one again.
+    assert_eq!(
+        navigate(Some("sid=2")).await.unwrap().status(),
+        200,
+        "the interstitial, again"
+    );
+    assert_eq!(s.proxy.interstitials_shown(), 3);
+    s.proxy.show_interstitial(Interstitial::Consent);
+    let again = navigate(Some(&pair)).await.unwrap().text().await.unwrap();
+    assert!(again.contains("data-page=\"consent\""), "{again}");
+    assert!(again.contains("button id=\"accept-consent\""), "{again}");
     s.proxy.shutdown().await;
 }
 

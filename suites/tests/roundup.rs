@@ -7,8 +7,9 @@
 //! Every trial of the careful agent that can run on Roundup must pass with its fault struck;
 //! the blind-retry, trusting, credulous and password-pasting agents must be caught, each by
 //! the intended invariant only.
-//! What Roundup cannot show (the bundled site's interstitials, a credential rotation…) is
-//! listed as ignored with its reason. Two trials run at a time, each on a tracker of its own
+//! Roundup shows no interstitials of its own: the fault proxy stands its own before the
+//! tracker's pages. What Roundup cannot show (tenants, an object to swap) is listed as
+//! ignored with its reason. Two trials run at a time, each on a tracker of its own
 //! (`roundup::TRIALS_AT_ONCE`): a trial's ledger, rotated password and moved sessions are
 //! its alone.
 
@@ -20,7 +21,14 @@ use libtest_mimic::Trial as Test;
 
 #[browser_fault(
     at = "all",
-    hazards = ["expired_session", "account_switch", "browser_version_changed", "credential_rotated"],
+    hazards = [
+        "expired_session",
+        "account_switch",
+        "browser_version_changed",
+        "credential_rotated",
+        "login_interstitial",
+        "consent_interstitial",
+    ],
     site = roundup::roundup_site,
     effects = "Printer on fire",
     timeout = "120s"
@@ -91,6 +99,30 @@ async fn file_issue_stale_credential(w: &mut Worker) -> TaskResult {
     roundup::file_issue_stale_credential(w).await
 }
 
+/// Waves through the fault proxy's interstitials (Roundup shows none of its own).
+#[browser_fault(
+    at = "after_profile_created",
+    hazards = ["login_interstitial", "consent_interstitial"],
+    site = roundup::roundup_site,
+    effects = "Printer on fire",
+    timeout = "120s"
+)]
+async fn file_issue_click_through(w: &mut Worker) -> TaskResult {
+    roundup::file_issue_click_through(w).await
+}
+
+/// Stops on every restart without opening a page: it never meets the interstitial.
+#[browser_fault(
+    at = "after_profile_created",
+    hazards = ["login_interstitial"],
+    site = roundup::roundup_site,
+    effects = "Printer on fire",
+    timeout = "120s"
+)]
+async fn file_issue_stops_unseen(w: &mut Worker) -> TaskResult {
+    roundup::file_issue_stops_unseen(w).await
+}
+
 /// The careful agent on the tracker served over HTTPS (`https://tracker.example.test`, a TLS
 /// front on 127.0.0.1): the fault proxy intercepts the TLS, so every network fault strikes
 /// as over plain HTTP.
@@ -142,7 +174,34 @@ const CAUGHT: &[(&str, &[Invariant])] = &[
         "file_issue_stale_credential::hazard::credential_rotated",
         &[Invariant::RecoverOrStopSafely],
     ),
+    (
+        "file_issue_click_through::hazard::login_interstitial",
+        &[Invariant::RecoverOrStopSafely],
+    ),
+    (
+        "file_issue_click_through::hazard::consent_interstitial",
+        &[Invariant::RecoverOrStopSafely],
+    ),
 ];
+
+/// A trial whose recovery never meets the fault proxy's interstitial: not struck, not passed.
+const UNMET: &str = "file_issue_stops_unseen::hazard::login_interstitial";
+
+fn never_met(trial: &trial::Trial, settings: &TrialSettings) -> Result<(), libtest_mimic::Failed> {
+    let report = browser_fault_suites::run_blocking(trial, settings)?;
+    let fault = &report.evidence.fault;
+    let instead = fault.instead.as_deref().unwrap_or("");
+    if report.passed() || fault.struck || !instead.contains("never met the fault proxy's") {
+        return Err(format!(
+            "expected a trial whose fault never struck (the interstitial never met), got passed={} struck={} instead={instead:?}; evidence: {}",
+            report.passed(),
+            fault.struck,
+            report.evidence_path.display()
+        )
+        .into());
+    }
+    Ok(())
+}
 
 fn main() {
     browser_fault::runner::enter_worker_role_if_asked();
@@ -162,6 +221,11 @@ fn main() {
     let mut tests = Vec::new();
     for t in all.iter().copied().filter(|t| wanted(&t.name())) {
         let name = t.name();
+        if name == UNMET {
+            let settings = settings.clone();
+            tests.push(Test::test(name.clone(), move || never_met(&t, &settings)));
+            continue;
+        }
         let careful = ["file_issue", "file_issue_https"].contains(&t.scenario.name);
         let expected: Option<&'static [Invariant]> = if careful {
             Some(&[])

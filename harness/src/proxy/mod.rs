@@ -34,6 +34,9 @@
 //! - One effect fault at a time can be armed ([`FaultProxy::arm`]): the first request that
 //!   the [`EffectMatcher`] picks after arming gets the [`EffectFault`]; later ones pass.
 //! - [`FaultProxy::expire_cookies`] simulates a server-side session expiry for any site.
+//! - [`FaultProxy::show_interstitial`] stands a sign-in or consent interstitial of the
+//!   proxy's own before every page of any site, each browser let through once it clicks
+//!   through it (the rules are in [`Interstitial`]'s module).
 //! - [`FaultProxy::requests`] is a small log for evidence: method, path without query,
 //!   status, fault, time. Never a header, a query string or a body: those carry secrets.
 //! - [`FaultProxy::observe`] tells an observer of each request it passes on and each answer
@@ -50,10 +53,12 @@
 //! effect land after all, or twice.
 
 mod intercept;
+pub(crate) mod interstitial;
 mod secrets;
 mod serve;
 mod upstreams;
 
+pub use interstitial::Interstitial;
 pub use secrets::{SecretKind, SignInPredicate};
 pub use upstreams::{DeclaredOrigin, Upstreams};
 
@@ -309,6 +314,7 @@ impl FaultProxy {
             release: watch::Sender::new(0),
             late: watch::Sender::new(LateState::default()),
             cookies: Mutex::new(Cookies::default()),
+            gate: Mutex::new(None),
             log: Mutex::new(Vec::new()),
             secrets: std::sync::OnceLock::new(),
             observer: std::sync::OnceLock::new(),
@@ -421,6 +427,20 @@ impl FaultProxy {
         let mut jar = lock(&self.shared.cookies);
         let jar = &mut *jar;
         jar.expired.extend(jar.seen.drain());
+    }
+
+    /// From now on, stands `kind` before every page of every site behind the proxy, for
+    /// every browser until it clicks through (its button posts to [`interstitial::CONTINUE_PATH`]): a
+    /// navigation gets the interstitial, a request that could change something a `403` with
+    /// it, never forwarded. A second call stands a new one, which every browser meets again.
+    pub fn show_interstitial(&self, kind: Interstitial) {
+        *lock(&self.shared.gate) = Some(interstitial::Gate::new(kind));
+    }
+
+    /// How many times the standing interstitial was shown (a navigation it stood before, or
+    /// a request it refused), by any browser; `0` when none stands.
+    pub fn interstitials_shown(&self) -> u64 {
+        lock(&self.shared.gate).as_ref().map_or(0, |g| g.shown)
     }
 
     /// From now on, reads every request for secrets: `origin` is the site's own
@@ -539,6 +559,7 @@ struct Shared {
     release: watch::Sender<u64>,
     late: watch::Sender<LateState>,
     cookies: Mutex<Cookies>,
+    gate: Mutex<Option<interstitial::Gate>>,
     log: Mutex<Vec<ProxiedRequest>>,
     secrets: std::sync::OnceLock<Arc<SecretWatch>>,
     observer: std::sync::OnceLock<ExchangeObserver>,

@@ -16,6 +16,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
+use super::interstitial::{self, CONTINUE_PATH, Gated};
 use super::secrets::{ScannedBody, SecretKind, split_pair};
 use super::{Body, EffectFault, Exchange, Record, Shared, Taken, Tasks};
 
@@ -98,6 +99,11 @@ impl Shared {
         });
         if let Some(refusal) = self.refuse_target(host, port) {
             return Ok(refusal);
+        }
+        // Before the observer and the arm: a request the interstitial stops never happened
+        // for the site.
+        if let Some(answer) = self.interstitial(req.method(), uri, req.headers()) {
+            return Ok(answer);
         }
         let observer = self.observer.get();
         let seen = observer.map(|_| (req.method().clone(), uri.path().to_owned()));
@@ -489,7 +495,50 @@ impl Shared {
         let _ = self.release.subscribe().wait_for(|e| *e > epoch).await;
     }
 
-    /// Drops expired cookie pairs from the Cookie headers and notes the others as seen.
+    /// What the standing interstitial answers instead of the site, if it stops the request:
+    /// the interstitial (a navigation, or a refused change), or the redirect of its button
+    /// with the cookie that clears it for this browser.
+    fn interstitial(
+        &self,
+        method: &Method,
+        uri: &hyper::Uri,
+        headers: &HeaderMap,
+    ) -> Option<Response<Body>> {
+        let mut gate = lock(&self.gate);
+        let gate = gate.as_mut()?;
+        if uri.path() == CONTINUE_PATH && *method == Method::POST {
+            let mut response = see_other(&interstitial::next_of(uri.query()));
+            if let Some(cookie) = interstitial::clearing_cookie(gate) {
+                response.headers_mut().append(header::SET_COOKIE, cookie);
+            }
+            return Some(response);
+        }
+        if gate.cleared_by(headers) {
+            return None;
+        }
+        let gated = interstitial::gated(method, headers);
+        if gated == Gated::Pass {
+            return None;
+        }
+        gate.shown += 1;
+        // A refused change leads back to the site's front page, a navigation to its page.
+        let next = match gated {
+            Gated::Page => uri.path_and_query().map_or("/", |p| p.as_str()),
+            _ => "/",
+        };
+        let mut response = plain_owned(
+            interstitial::status_of(&gated),
+            interstitial::page(gate.kind, next),
+        );
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        Some(response)
+    }
+
+    /// Drops expired cookie pairs from the Cookie headers and notes the others as seen; the
+    /// proxy's own cookie (an interstitial's) is never forwarded.
     fn filter_cookies(&self, headers: &mut HeaderMap) {
         if !headers.contains_key(header::COOKIE) {
             return;
@@ -505,7 +554,7 @@ impl Shared {
                     continue;
                 }
                 let hash = jar.hasher.hash_one(pair);
-                if jar.expired.contains(&hash) {
+                if jar.expired.contains(&hash) || interstitial::is_own_cookie(pair) {
                     dropped = true;
                     continue;
                 }

@@ -415,14 +415,6 @@ mod tests {
         // adapter cannot, and runs where it can.
         for (hazard, change) in [
             ("hazard::credential_rotated", "SiteChange::RotatePassword"),
-            (
-                "hazard::login_interstitial",
-                "SiteChange::LoginInterstitial",
-            ),
-            (
-                "hazard::consent_interstitial",
-                "SiteChange::ConsentInterstitial",
-            ),
             ("hazard::tenant_mismatch", "SiteChange::ApiForOtherTenant"),
             ("hazard::stale_tab", "SiteChange::StaleTab"),
         ] {
@@ -432,6 +424,26 @@ mod tests {
                 reason(&user, hazard)
             );
             assert_eq!(reason(&changing, hazard), None, "{hazard}");
+        }
+        // The interstitials: the fault proxy stands its own before a site that cannot show
+        // the site's; without the proxy, the change is named.
+        for (hazard, change) in [
+            (
+                "hazard::login_interstitial",
+                "SiteChange::LoginInterstitial",
+            ),
+            (
+                "hazard::consent_interstitial",
+                "SiteChange::ConsentInterstitial",
+            ),
+        ] {
+            assert_eq!(reason(&user, hazard), None, "{hazard}");
+            assert_eq!(reason(&changing, hazard), None, "{hazard}");
+            assert!(
+                reason(&no_proxy, hazard).is_some_and(|r| r.contains(change)),
+                "{hazard}: {:?}",
+                reason(&no_proxy, hazard)
+            );
         }
     }
 

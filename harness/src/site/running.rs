@@ -8,7 +8,8 @@ use super::{ChangeOf, RemoteEffect, Site, SiteChange, SiteError, SiteKind, SiteS
 use crate::network_marks::{self, Mark};
 use crate::plan::Hazard;
 use crate::proxy::{
-    DeclaredOrigin, EffectFault, EffectMatcher, Exchange, FaultProxy, SecretKind, Upstreams,
+    DeclaredOrigin, EffectFault, EffectMatcher, Exchange, FaultProxy, Interstitial, SecretKind,
+    Upstreams,
 };
 use crate::worker::{Account, Secret};
 
@@ -591,6 +592,30 @@ impl RunningSite {
                 }
                 _ => Err("this site cannot show the hazard"),
             },
+        }
+    }
+
+    /// Stands the fault proxy's own `kind` of interstitial before every page of a user's site
+    /// ([`FaultProxy::show_interstitial`]). `Err`: the site has no fault proxy.
+    pub(crate) fn show_interstitial(&self, kind: Interstitial) -> Result<(), &'static str> {
+        match &self.kind {
+            Running::External {
+                proxy: Some(proxy), ..
+            } => {
+                proxy.show_interstitial(kind);
+                Ok(())
+            }
+            _ => Err("only the fault proxy of a user's site shows its own interstitials"),
+        }
+    }
+
+    /// How many times the fault proxy's interstitial was shown ([`FaultProxy::interstitials_shown`]).
+    pub(crate) fn interstitials_shown(&self) -> u64 {
+        match &self.kind {
+            Running::External {
+                proxy: Some(proxy), ..
+            } => proxy.interstitials_shown(),
+            _ => 0,
         }
     }
 

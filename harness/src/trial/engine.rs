@@ -229,6 +229,11 @@ impl<'a> Engine<'a> {
         let phase2 = Instant::now();
         if unit.recovers() {
             self.recover().await?;
+            if self.fault.struck
+                && let Err(why) = unit.after_recovery(&mut self.cx()).await
+            {
+                self.cx().not_struck(why);
+            }
         }
         let recovery_ms = ms(phase2.elapsed());
         // A request held to land late lands now, after every worker ended.

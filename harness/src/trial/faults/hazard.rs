@@ -3,6 +3,7 @@
 
 use super::FaultUnit;
 use crate::plan::{FaultPoint, Hazard};
+use crate::proxy::Interstitial;
 use crate::site::{SiteChange, SiteSpec};
 use crate::trial::context::UnitCtx;
 
@@ -61,6 +62,19 @@ impl FaultUnit for HazardUnit {
             Hazard::ExpiredSession => super::needs_fault_proxy(site),
             Hazard::BrowserVersionChanged => None,
             Hazard::AccountSwitch => super::needs_other_account(site),
+            // A site that cannot show its own gets the fault proxy's.
+            hazard if proxy_interstitial(hazard).is_some() => {
+                let change = change_of(hazard)?;
+                match (super::needs_change(site, change), site.has_fault_proxy()) {
+                    (None, _) | (Some(_), true) => None,
+                    (Some(_), false) if hazard == Hazard::LoginInterstitial => Some(
+                        "shows a sign-in interstitial before the target: this site's adapter cannot (Site::can_change(SiteChange::LoginInterstitial)), and the fault proxy, which stands its own, is turned off",
+                    ),
+                    (Some(_), false) => Some(
+                        "shows a consent interstitial before the target: this site's adapter cannot (Site::can_change(SiteChange::ConsentInterstitial)), and the fault proxy, which stands its own, is turned off",
+                    ),
+                }
+            }
             hazard => super::needs_change(site, change_of(hazard)?),
         }
     }
@@ -95,15 +109,49 @@ impl FaultUnit for HazardUnit {
             // The recovery gets the new password from the account source.
             Hazard::CredentialRotated => e.site.rotate_password(&e.account).await,
             hazard => match change_of(hazard) {
-                // A user's site shows it through its adapter, the bundled site by its knob.
-                Some(change) if !e.site.is_fixture() => {
-                    let object = e.trial.scenario.effects.and_then(|o| o.first().copied());
-                    e.site.change_world(change, &e.account, object).await
-                }
+                // A user's site shows it through its adapter, or the fault proxy shows its own
+                // interstitial; the bundled site shows it by its knob.
+                Some(change) if !e.site.is_fixture() => match proxy_interstitial(hazard) {
+                    Some(kind) if proxy_shows(hazard, e) => {
+                        e.site.show_interstitial(kind).map_err(str::to_owned)
+                    }
+                    _ => {
+                        let object = e.trial.scenario.effects.and_then(|o| o.first().copied());
+                        e.site.change_world(change, &e.account, object).await
+                    }
+                },
                 _ => e.site.set_hazard(hazard, true).map_err(str::to_owned),
             },
         }
     }
+
+    async fn after_recovery(&self, e: &mut UnitCtx<'_, '_>) -> Result<(), String> {
+        if proxy_shows(self.0, e) && e.site.interstitials_shown() == 0 {
+            return Err(format!(
+                "the recovery never met the fault proxy's {} interstitial: it opened no page of the site and sent it no change",
+                self.0
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The fault proxy's own interstitial for `hazard`, shown on a user's site whose adapter
+/// cannot show the site's own.
+fn proxy_interstitial(hazard: Hazard) -> Option<Interstitial> {
+    match hazard {
+        Hazard::LoginInterstitial => Some(Interstitial::SignIn),
+        Hazard::ConsentInterstitial => Some(Interstitial::Consent),
+        _ => None,
+    }
+}
+
+/// Whether the fault proxy shows `hazard` on this trial's site (a user's site whose adapter
+/// cannot show its own).
+fn proxy_shows(hazard: Hazard, e: &UnitCtx<'_, '_>) -> bool {
+    proxy_interstitial(hazard).is_some()
+        && !e.site.is_fixture()
+        && change_of(hazard).is_some_and(|c| !e.site.spec().adapter().can_change(c))
 }
 
 /// The change of a site's own records that shows `hazard` ([`Site::change`]), for the hazards

@@ -121,6 +121,13 @@ pub(super) trait FaultUnit: Send + Sync {
         let _ = e;
         Ok(())
     }
+
+    /// The recovery ended, after a fault that struck: an `Err` says why the changed world
+    /// never reached it after all (a gate it never met).
+    async fn after_recovery(&self, e: &mut UnitCtx<'_, '_>) -> Result<(), String> {
+        let _ = e;
+        Ok(())
+    }
 }
 
 /// A plain crash at a boundary: worker 1 is killed there, and nothing else changes.

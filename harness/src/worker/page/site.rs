@@ -9,15 +9,42 @@ use crate::plan::Boundary;
 use crate::worker::adapter::{Identity, PageFacts, PageKind};
 use crate::worker::{Account, EffectStatus, TaskError, strike};
 
+/// Whether the page is the fault proxy's own interstitial (its marker, see the proxy's
+/// `interstitial` module).
+const PROXY_INTERSTITIAL_JS: &str = "return document.querySelector('meta[name=\"browser-fault\"][content=\"interstitial\"]') !== null;";
+
 impl Page {
-    /// What the page shows, as the site's adapter reads it ([`Site::read_page`]).
+    /// What the page shows, as the site's adapter reads it ([`Site::read_page`]); the fault
+    /// proxy's own interstitial (a hazard on a site that cannot show its own) reads as
+    /// [`PageKind::Interstitial`] whatever the adapter makes of it.
     ///
     /// [`Site::read_page`]: crate::site::Site::read_page
     pub fn read(&self) -> impl Future<Output = Result<PageFacts, TaskError>> + Send + use<> {
         self.stepped("read_page", |this| async move {
             let site = this.shared.site.clone();
-            site.read_page(&this).await
+            let facts = site.read_page(&this).await?;
+            // An adapter reads a page it does not know as signed out or as nobody's: only
+            // then is the page asked whether it is the proxy's (no command on other pages).
+            if (facts.kind == PageKind::SignIn || facts.account.is_none())
+                && this.shows_proxy_interstitial().await?
+            {
+                return Ok(
+                    PageFacts::new(PageKind::Interstitial).label("browser-fault-interstitial")
+                );
+            }
+            Ok(facts)
         })
+    }
+
+    /// Whether the page is the fault proxy's own interstitial: one command, inside the
+    /// caller's step.
+    async fn shows_proxy_interstitial(&self) -> Result<bool, TaskError> {
+        let ret = self
+            .driver()?
+            .execute(PROXY_INTERSTITIAL_JS, Vec::new())
+            .await
+            .map_err(crate::browser::BrowserError::from)?;
+        Ok(ret.json().as_bool() == Some(true))
     }
 
     /// Whether the site shows its sign-in page.
