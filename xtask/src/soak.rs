@@ -177,10 +177,23 @@ impl Leftovers {
     }
 }
 
-/// Processes whose command line names the trial-root base, and what is left in it.
+/// What the soak's runs left in the trial-root base: the roots no live process owns (a
+/// root whose owner lives belongs to another run on the machine, not to the soak, whose
+/// runs have all ended), the processes whose command line names one, and their profiles'
+/// locks.
 fn leftovers() -> Leftovers {
     let base = trial_root_base();
-    let needle = base.to_string_lossy().into_owned();
+    let folders: Vec<PathBuf> = std::fs::read_dir(&base)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && !owner_lives(p))
+        .collect();
+    let needles: Vec<String> = folders
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
     let processes = std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
@@ -188,17 +201,13 @@ fn leftovers() -> Leftovers {
         .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
         .filter(|e| {
             std::fs::read(e.path().join("cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains(&needle))
+                .map(|c| {
+                    let c = String::from_utf8_lossy(&c);
+                    needles.iter().any(|n| c.contains(n.as_str()))
+                })
                 .unwrap_or(false)
         })
         .count();
-    let folders: Vec<PathBuf> = std::fs::read_dir(&base)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
     let locks = folders
         .iter()
         .flat_map(|root| {
@@ -216,6 +225,28 @@ fn leftovers() -> Leftovers {
     }
 }
 
+/// Whether the process named by `root`'s `owner.json` (pid and start time, as the harness
+/// writes it) still runs on this host.
+fn owner_lives(root: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(root.join("owner.json")) else {
+        return false;
+    };
+    let Ok(owner) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return false;
+    };
+    let (Some(pid), Some(ticks)) = (owner["pid"].as_u64(), owner["start_ticks"].as_u64()) else {
+        return false;
+    };
+    // Field 22 of /proc/<pid>/stat, counted after the command's closing parenthesis.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let rest = stat.rsplit_once(')')?.1;
+            rest.split_whitespace().nth(19)?.parse::<u64>().ok()
+        })
+        .is_some_and(|start| start == ticks)
+}
+
 /// `$TMPDIR/browser-fault-<uid>`, as the harness names it.
 fn trial_root_base() -> PathBuf {
     let uid = Command::new("id")
@@ -228,7 +259,38 @@ fn trial_root_base() -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::count_before;
+    use super::{count_before, owner_lives};
+
+    #[test]
+    fn a_root_is_owned_while_its_owner_runs_with_the_start_time_it_wrote() {
+        let root = std::env::temp_dir().join(format!("xtask-owner-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        assert!(!owner_lives(&root), "no owner.json: nobody's");
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+        let ticks: u64 = stat
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .split_whitespace()
+            .nth(19)
+            .unwrap()
+            .parse()
+            .unwrap();
+        let pid = std::process::id();
+        std::fs::write(
+            root.join("owner.json"),
+            format!(r#"{{"pid":{pid},"start_ticks":{ticks},"host":"h"}}"#),
+        )
+        .unwrap();
+        assert!(owner_lives(&root));
+        std::fs::write(
+            root.join("owner.json"),
+            format!(r#"{{"pid":{pid},"start_ticks":{},"host":"h"}}"#, ticks + 1),
+        )
+        .unwrap();
+        assert!(!owner_lives(&root), "a reused pid is not the owner");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn reads_the_counts_of_a_libtest_result_line() {
