@@ -46,7 +46,13 @@ fn https_site() -> SiteSpec {
         .with_secrets(site.secrets())
 }
 
-#[browser_fault(at = "all", site = external_site, effects = "42")]
+/// `external_site`'s adapter shows no interstitial of its own: the fault proxy stands its own.
+#[browser_fault(
+    at = "all",
+    hazards = ["login_interstitial", "consent_interstitial"],
+    site = external_site,
+    effects = "42"
+)]
 async fn send_external(w: &mut Worker) -> TaskResult {
     browser_fault_suites::send_hello(w).await
 }
@@ -56,7 +62,12 @@ async fn send_admin(w: &mut Worker) -> TaskResult {
     browser_fault_suites::send_hello(w).await
 }
 
-#[browser_fault(at = "all", hazards = ["expired_session"], site = https_site, effects = "42")]
+#[browser_fault(
+    at = "all",
+    hazards = ["expired_session", "login_interstitial"],
+    site = https_site,
+    effects = "42"
+)]
 async fn send_https(w: &mut Worker) -> TaskResult {
     browser_fault_suites::send_hello(w).await
 }
