@@ -577,6 +577,11 @@ async fn an_interstitial_stands_before_pages_and_changes_until_a_browser_clicks_
         }
         bounded("navigate", request.send())
     };
+    s.proxy.watch_secrets(
+        &format!("http://{}", s.up_addr),
+        std::sync::Arc::new(|_: &str, _: &str| false),
+    );
+    s.proxy.add_secret(SecretKind::Password, "pw-CANARY 9d3e");
     // Nothing stands yet: the page is the site's.
     let before = navigate(None).await.unwrap();
     assert_eq!(line(&before.text().await.unwrap(), "cookie"), "-");
@@ -588,11 +593,16 @@ async fn an_interstitial_stands_before_pages_and_changes_until_a_browser_clicks_
     let html = shown.text().await.unwrap();
     assert!(html.contains("data-page=\"login-interstitial\""), "{html}");
     assert!(html.contains("button id=\"continue\""), "{html}");
-    // A change is refused with it and never reaches the site; a read that is not a
-    // navigation passes.
-    let refused = s.post_now("/effect", "hello").await.unwrap();
+    // A change is refused with it and never reaches the site, its body read for secrets
+    // all the same; a read that is not a navigation passes.
+    let refused = s.post_now("/effect", "hello pw-CANARY 9d3e").await.unwrap();
     assert_eq!(refused.status(), 403);
     assert!(s.up.accepted().is_empty());
+    let sent = s.proxy.secrets_sent().unwrap();
+    assert!(
+        sent.len() == 1 && sent[0].contains("POST /effect"),
+        "the password in the refused body: {sent:?}"
+    );
     assert_eq!(line(&s.page(Some("sid=1")).await, "cookie"), "sid=1");
     assert_eq!(s.proxy.interstitials_shown(), 2);
 

@@ -103,6 +103,12 @@ impl Shared {
         // Before the observer and the arm: a request the interstitial stops never happened
         // for the site.
         if let Some(answer) = self.interstitial(req.method(), uri, req.headers()) {
+            // What the browser sent is read for secrets all the same, its body too.
+            if let Some((watch, scan)) = scan {
+                let _ = ScannedBody::new(req.into_body(), watch, scan)
+                    .collect()
+                    .await;
+            }
             return Ok(answer);
         }
         let observer = self.observer.get();
