@@ -889,12 +889,24 @@ async fn every_request_is_read_for_secrets_and_passes_unchanged() {
     .await
     .unwrap();
     assert_eq!(refused.status(), 403);
+    // A body to another origin is read too, though the request goes nowhere.
+    let refused = bounded(
+        "foreign post",
+        s.client
+            .post("http://example.test/upload")
+            .body("note=pw-CANARY 9d3e")
+            .send(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(refused.status(), 403);
     let sent = s.proxy.secrets_sent().unwrap();
     assert_eq!(
         sent,
         [
             "a cookie's value in the body of POST /other",
             "an account's password in the body of POST /effect",
+            "an account's password in the body of a POST request to another origin (example.test:80)",
             "an account's password in the query string of GET /page",
             "an account's password in the query string of a GET request to another origin (example.test:80)",
         ]

@@ -17,7 +17,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use super::interstitial::{self, CONTINUE_PATH, Gated};
-use super::secrets::{ScannedBody, SecretKind, split_pair};
+use super::secrets::{RequestScan, ScannedBody, SecretKind, SecretWatch, split_pair};
 use super::{Body, EffectFault, Exchange, Record, Shared, Taken, Tasks};
 
 pub(super) async fn accept_loop(
@@ -98,17 +98,13 @@ impl Shared {
             (watch.clone(), scan)
         });
         if let Some(refusal) = self.refuse_target(host, port) {
+            read_refused(req.into_body(), scan).await;
             return Ok(refusal);
         }
         // Before the observer and the arm: a request the interstitial stops never happened
         // for the site.
         if let Some(answer) = self.interstitial(req.method(), uri, req.headers()) {
-            // What the browser sent is read for secrets all the same, its body too.
-            if let Some((watch, scan)) = scan {
-                let _ = ScannedBody::new(req.into_body(), watch, scan)
-                    .collect()
-                    .await;
-            }
+            read_refused(req.into_body(), scan).await;
             return Ok(answer);
         }
         let observer = self.observer.get();
@@ -607,6 +603,14 @@ impl Shared {
                 watch.add(SecretKind::Cookie, value);
             }
         }
+    }
+}
+
+/// Reads the body of a request the proxy answers itself (refused, never forwarded) for
+/// secrets: it left the browser all the same.
+async fn read_refused(body: Incoming, scan: Option<(Arc<SecretWatch>, RequestScan)>) {
+    if let Some((watch, scan)) = scan {
+        let _ = ScannedBody::new(body, watch, scan).collect().await;
     }
 }
 
