@@ -11,6 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Instant;
 
+use browser_fault::_internal::liveness::process_start_ticks;
+
 /// What one matrix round reported.
 #[derive(Debug, Default, Clone, Copy)]
 struct Round {
@@ -237,14 +239,7 @@ fn owner_lives(root: &Path) -> bool {
     let (Some(pid), Some(ticks)) = (owner["pid"].as_u64(), owner["start_ticks"].as_u64()) else {
         return false;
     };
-    // Field 22 of /proc/<pid>/stat, counted after the command's closing parenthesis.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let rest = stat.rsplit_once(')')?.1;
-            rest.split_whitespace().nth(19)?.parse::<u64>().ok()
-        })
-        .is_some_and(|start| start == ticks)
+    u32::try_from(pid).is_ok_and(|pid| process_start_ticks(pid) == Some(ticks))
 }
 
 /// `$TMPDIR/browser-fault-<uid>`, as the harness names it.
@@ -266,17 +261,8 @@ mod tests {
         let root = std::env::temp_dir().join(format!("xtask-owner-{}", std::process::id()));
         std::fs::create_dir_all(&root).unwrap();
         assert!(!owner_lives(&root), "no owner.json: nobody's");
-        let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-        let ticks: u64 = stat
-            .rsplit_once(')')
-            .unwrap()
-            .1
-            .split_whitespace()
-            .nth(19)
-            .unwrap()
-            .parse()
-            .unwrap();
         let pid = std::process::id();
+        let ticks = super::process_start_ticks(pid).unwrap();
         std::fs::write(
             root.join("owner.json"),
             format!(r#"{{"pid":{pid},"start_ticks":{ticks},"host":"h"}}"#),
